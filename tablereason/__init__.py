@@ -1,0 +1,80 @@
+"""tablereason: step-by-step language-model reasoning over tables.
+
+Importing the package is cheap: heavy pieces (DuckDB, pandas, model backends)
+load on first use.
+
+Example:
+    >>> import tablereason as tr
+    >>> t = tr.Table.from_records(["name", "year"], [["Ann", "1999"], ["Bo", "2001"]])
+    >>> t.sort_by("year", descending=True).to_records()[1][0]
+    ['Bo', '2001']
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from tablereason.errors import (
+    ConfigurationError,
+    DatasetError,
+    ExecutionError,
+    LLMError,
+    MissingDependencyError,
+    ParseError,
+    RowIndexError,
+    SandboxError,
+    SQLError,
+    TableError,
+    TableParseError,
+    TableReasonError,
+    UnknownColumnError,
+    UnknownNameError,
+)
+from tablereason.registry import Registry
+
+__version__ = "0.1.0"
+
+# Public names that load lazily: name -> module that defines it.
+_LAZY = {
+    "Table": "tablereason.table",
+    "Step": "tablereason.table",
+    "operations": "tablereason.operations",
+}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tablereason import operations
+    from tablereason.table import Step, Table
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tablereason' has no attribute {name!r}")
+    mod = importlib.import_module(module)
+    value = mod if module.endswith(name) else getattr(mod, name)
+    globals()[name] = value
+    return value
+
+
+__all__ = [
+    "ConfigurationError",
+    "DatasetError",
+    "ExecutionError",
+    "LLMError",
+    "MissingDependencyError",
+    "ParseError",
+    "Registry",
+    "RowIndexError",
+    "SQLError",
+    "SandboxError",
+    "Step",
+    "Table",
+    "TableError",
+    "TableParseError",
+    "TableReasonError",
+    "UnknownColumnError",
+    "UnknownNameError",
+    "__version__",
+    "operations",
+]
