@@ -1,0 +1,35 @@
+"""select_columns: keep columns by name."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from tablereason.errors import TableError
+from tablereason.operations.catalog import OperationArgs, operation
+from tablereason.table import Step, Table
+
+
+class SelectColumnsArgs(OperationArgs):
+    """Names of the columns to keep (exact first, then case-insensitive)."""
+
+    names: list[str] = Field(default_factory=list)
+
+
+@operation("select_columns", SelectColumnsArgs, "keep the named columns, in table order")
+def select_columns(table: Table, args: SelectColumnsArgs) -> Table:
+    """Keep the named columns in table order.
+
+    Raises:
+        UnknownColumnError: For a name that matches no column.
+        TableError: If no name is given.
+
+    Example:
+        >>> t = Table.from_records(["a", "B"], [["1", "2"]])
+        >>> t.select_columns(["b", "a"]).columns
+        ['a', 'B']
+    """
+    if not args.names:
+        raise TableError(f"select_columns needs at least one name; available: {table.columns}")
+    keep = {table.column(name).name for name in args.names}
+    columns = [c for c in table._columns if c.name in keep]
+    return table._derive(Step(operation="select_columns", args=args), columns=columns)

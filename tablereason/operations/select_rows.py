@@ -1,0 +1,39 @@
+"""select_rows: keep rows by 0-based position."""
+
+from __future__ import annotations
+
+import numpy as np
+from pydantic import Field
+
+from tablereason.errors import RowIndexError
+from tablereason.operations.catalog import OperationArgs, operation
+from tablereason.table import Step, Table
+
+
+class SelectRowsArgs(OperationArgs):
+    """Positions (0-based) of the rows to keep; order and repeats do not matter."""
+
+    indices: list[int] = Field(default_factory=list)
+
+
+@operation("select_rows", SelectRowsArgs, "keep the rows at the given positions, in table order")
+def select_rows(table: Table, args: SelectRowsArgs) -> Table:
+    """Keep the rows at ``args.indices``, duplicates removed, in table order.
+
+    Raises:
+        RowIndexError: If a position is outside ``0..num_rows-1``.
+
+    Example:
+        >>> t = Table.from_records(["a"], [["x"], ["y"], ["z"]])
+        >>> t.select_rows([2, 0, 2]).rows()
+        [['x'], ['z']]
+    """
+    wanted = sorted(set(args.indices))
+    bad = [i for i in wanted if i < 0 or i >= table.num_rows]
+    if bad:
+        valid = f"0..{table.num_rows - 1}" if table.num_rows else "none (the table is empty)"
+        raise RowIndexError(
+            f"row position(s) {bad[:5]} out of range; valid positions are {valid} (0-based)"
+        )
+    rows = table._rids()[np.asarray(wanted, dtype=np.int64)]
+    return table._derive(Step(operation="select_rows", args=args), rows=rows)
