@@ -8,10 +8,13 @@ The PIPE form is the text Chain-of-Table shows a model::
     row 2 :  | 1996
 
 Separators are exactly ``" : "`` and ``" | "``; an empty cell is an empty
-string. Cell text that would break the form (a line break, a ``|`` or a
-backslash) is written with a backslash escape (``\\n``, ``\\|``, ``\\\\``) and
-read back by :func:`parse_pipe`; cells without those characters are printed
-exactly as stored.
+string. By default cells are printed exactly as stored, as the reference
+prints them, except that a line break inside a cell (which the line-based form
+cannot hold) is shown as a space. That text is ambiguous only for cells that
+contain ``" | "`` or line breaks; the escaped variant (``escape=True``) writes
+such cells and any backslash with backslash escapes (``\\n``, ``\\|``,
+``\\\\``) so that :func:`parse_pipe` with ``escaped=True`` reads every table back
+exactly.
 """
 
 from __future__ import annotations
@@ -28,7 +31,6 @@ HEADER_PREFIX = "col : "
 CELL_SEP = " | "
 _ROW = re.compile(r"row (\d+) : ")
 _ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "|": "\\|"}
-_NEEDS_ESCAPE = re.compile(r"[\\\n\r|]")
 _UNESCAPE = re.compile(r"\\(.)", re.S)
 _UNESCAPED = {"n": "\n", "r": "\r", "|": "|", "\\": "\\"}
 
@@ -62,9 +64,22 @@ def unique_names(labels: Sequence[str]) -> list[str]:
     return names
 
 
+def needs_escape(text: str) -> bool:
+    """True when printing ``text`` raw would make the PIPE form ambiguous."""
+    return (
+        "\\" in text
+        or "\n" in text
+        or "\r" in text
+        or CELL_SEP in text
+        or text.startswith("| ")
+        or text.endswith(" |")
+        or text == "|"
+    )
+
+
 def escape_cell(text: str) -> str:
     """Escape the characters that would break the PIPE form."""
-    if not _NEEDS_ESCAPE.search(text):
+    if not needs_escape(text):
         return text
     return "".join(_ESCAPES.get(ch, ch) for ch in text)
 
@@ -76,22 +91,38 @@ def unescape_cell(text: str) -> str:
     return _UNESCAPE.sub(lambda m: _UNESCAPED.get(m.group(1), m.group(0)), text)
 
 
-def format_pipe(caption: str | None, header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """Render the PIPE form (no trailing newline)."""
+def _raw_cell(text: str) -> str:
+    if "\n" in text or "\r" in text:
+        return text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    return text
+
+
+def format_pipe(
+    caption: str | None,
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    escape: bool = False,
+) -> str:
+    """Render the PIPE form (no trailing newline); see the module notes on ``escape``."""
+    cell = escape_cell if escape else _raw_cell
     lines: list[str] = []
     if caption is not None:
-        lines.append(CAPTION_PREFIX + escape_cell(caption))
-    lines.append(HEADER_PREFIX + CELL_SEP.join(escape_cell(h) for h in header))
+        lines.append(CAPTION_PREFIX + cell(caption))
+    lines.append(HEADER_PREFIX + CELL_SEP.join(cell(h) for h in header))
     for i, row in enumerate(rows, start=1):
-        lines.append(f"row {i} : " + CELL_SEP.join(escape_cell(c) for c in row))
+        lines.append(f"row {i} : " + CELL_SEP.join(cell(c) for c in row))
     return "\n".join(lines)
 
 
-def parse_pipe(text: str) -> tuple[str | None, list[str], list[list[str]]]:
+def parse_pipe(
+    text: str, *, escaped: bool = False
+) -> tuple[str | None, list[str], list[list[str]]]:
     """Parse the PIPE form into caption, header and rows.
 
     A ``/*`` ... ``*/`` wrapper, as methods put around tables in prompts, is
-    ignored.
+    ignored. With ``escaped`` true, backslash escapes written by
+    ``format_pipe(..., escape=True)`` are undone.
 
     Raises:
         TableParseError: When the ``col :`` line is missing, a row line is
@@ -102,6 +133,7 @@ def parse_pipe(text: str) -> tuple[str | None, list[str], list[list[str]]]:
         lines = lines[1:]
     if lines and lines[-1].strip() == "*/":
         lines = lines[:-1]
+    unescape = unescape_cell if escaped else str
     caption: str | None = None
     if lines and lines[0].startswith(CAPTION_PREFIX.rstrip()):
         caption = unescape_cell(lines[0][len(CAPTION_PREFIX) :])
@@ -111,7 +143,7 @@ def parse_pipe(text: str) -> tuple[str | None, list[str], list[list[str]]]:
             "not a PIPE table: expected a line starting with 'col : ' "
             "(optionally after 'table caption : ...')"
         )
-    header = [unescape_cell(h) for h in lines[0][len(HEADER_PREFIX) :].split(CELL_SEP)]
+    header = [unescape(h) for h in lines[0][len(HEADER_PREFIX) :].split(CELL_SEP)]
     rows: list[list[str]] = []
     for number, line in enumerate(lines[1:], start=1):
         match = _ROW.match(line)
@@ -120,7 +152,7 @@ def parse_pipe(text: str) -> tuple[str | None, list[str], list[list[str]]]:
                 f"line {number + 1} of the PIPE table should start with 'row {number} : ', "
                 f"got {line[:40]!r}"
             )
-        cells = [unescape_cell(c) for c in line[match.end() :].split(CELL_SEP)]
+        cells = [unescape(c) for c in line[match.end() :].split(CELL_SEP)]
         if len(cells) != len(header):
             raise TableParseError(
                 f"row {number} has {len(cells)} cells but the header has {len(header)}"

@@ -272,14 +272,17 @@ class Table:
         return width
 
     @classmethod
-    def from_pipe(cls, text: str) -> Table:
+    def from_pipe(cls, text: str, *, escaped: bool = False) -> Table:
         r"""Parse the PIPE text form written by :meth:`to_pipe`.
+
+        ``escaped`` must match the ``escape`` flag the text was written with;
+        escaped text reads back exactly for any table.
 
         Example:
             >>> Table.from_pipe("col : a | b\\nrow 1 : 1 | 2").to_records()
             [['a', 'b'], ['1', '2']]
         """
-        caption, header, rows = formats.parse_pipe(text)
+        caption, header, rows = formats.parse_pipe(text, escaped=escaped)
         return cls.from_records(header, rows, caption=caption)
 
     @classmethod
@@ -419,15 +422,19 @@ class Table:
 
     # -- display ----------------------------------------------------------------------
 
-    def to_pipe(self, max_rows: int | None = None, caption: bool = True) -> str:
+    def to_pipe(
+        self, max_rows: int | None = None, caption: bool = True, *, escape: bool = False
+    ) -> str:
         """The PIPE text form used in Chain-of-Table prompts.
 
         ``table caption : ...`` comes first only when there is a caption and
         ``caption`` is true; then ``col : a | b`` and ``row i : x | y`` with 1-based
-        positions in this table. No trailing newline.
+        positions in this table. No trailing newline. Cells print as stored (a
+        line break as a space); ``escape=True`` gives the exact, parseable variant
+        (see :mod:`tablereason.formats`).
         """
         return formats.format_pipe(
-            self.caption if caption else None, self.columns, self.rows(max_rows)
+            self.caption if caption else None, self.columns, self.rows(max_rows), escape=escape
         )
 
     def to_markdown(self, max_rows: int | None = None) -> str:

@@ -17,11 +17,17 @@ _DIGITS = template(
     "CASE WHEN strpos(:d, '.') = 0 THEN :d "
     "ELSE substr(:d, 1, strpos(:d, '.')) || replace(substr(:d, strpos(:d, '.') + 1), '.', '') END"
 )
+# Whitespace as Python's str.strip() sees it, in RE2 syntax.
+_WS = (
+    r"[\t-\r\x{1c}-\x{20}\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}"
+    r"\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}]"
+)
 _NUMBER = template(
-    "TRY_CAST(CASE WHEN regexp_matches(:cell, '^\\s*-') THEN '-' ELSE '' END || :kept AS DOUBLE)"
+    "TRY_CAST(CASE WHEN regexp_matches(:cell, :leading_minus) THEN '-' ELSE '' END"
+    " || :kept AS DOUBLE)"
 )
 _KEEP = template("regexp_replace(:cell, '[^0-9.]', '', 'g')")
-_TRIMMED = template("NULLIF(regexp_replace(:cell, '^\\s+|\\s+$', '', 'g'), '')")
+_TRIMMED = template("NULLIF(regexp_replace(:cell, :edges, '', 'g'), '')")
 # A cell that looks like one number, with at most a short prefix (currency) or suffix (unit).
 _LOOKS_NUMERIC = template(
     "regexp_matches(:cell, '^\\s*[-+]?\\D{0,3}\\s*\\d[\\d,]*(\\.\\d+)?\\s*[^\\d]{0,12}$')"
@@ -32,7 +38,12 @@ AUTO_NUMERIC_SHARE = 0.8
 def number_expression(cell: exp.Expression) -> exp.Expression:
     """SQL for the number in a cell, or NULL when it holds none (see module notes)."""
     kept = fill(_DIGITS, d=fill(_KEEP, cell=cell))
-    return fill(_NUMBER, cell=cell, kept=kept)
+    return fill(_NUMBER, cell=cell, kept=kept, leading_minus=exp.Literal.string(f"^{_WS}*-"))
+
+
+def trimmed_expression(cell: exp.Expression) -> exp.Expression:
+    """SQL for the cell without surrounding whitespace, or NULL when nothing is left."""
+    return fill(_TRIMMED, cell=cell, edges=exp.Literal.string(f"^{_WS}+|{_WS}+$"))
 
 
 class SortByArgs(OperationArgs):
@@ -65,7 +76,7 @@ def sort_by(table: Table, args: SortByArgs) -> Table:
         numeric = args.numeric
         if numeric is None:
             numeric, detail = _decide_numeric(table, scan, cell)
-        key = number_expression(cell) if numeric else fill(_TRIMMED, cell=cell)
+        key = number_expression(cell) if numeric else trimmed_expression(cell)
         query = scan.select(scan.rid).order_by(
             exp.Ordered(this=key, desc=args.descending, nulls_first=False), scan.pos
         )
@@ -80,7 +91,7 @@ def _decide_numeric(
     table: Table, scan: Any, cell: exp.Expression
 ) -> tuple[bool, dict[str, object]]:
     query = scan.select(
-        exp.alias_(exp.func("count", fill(_TRIMMED, cell=cell)), "filled"),
+        exp.alias_(exp.func("count", trimmed_expression(cell)), "filled"),
         exp.alias_(exp.func("count_if", fill(_LOOKS_NUMERIC, cell=cell)), "numeric"),
     )
     filled, looks = table._store.fetch(query)[0]
