@@ -29,6 +29,7 @@ import sqlglot
 from sqlglot import exp
 
 RID = "__rid"
+SMALL_LOAD = 2000  # rows up to which data is bound as list parameters rather than a DataFrame
 POS = "__pos"
 DIALECT = "duckdb"
 
@@ -173,12 +174,46 @@ class Store:
         with self._lock:
             self._conn.execute(render(alter))
 
-    def add_base(self, columns: Sequence[Sequence[str]], n_rows: int) -> str:
-        """Store columns of text (each ``n_rows`` long) as a new physical table."""
-        name = self.create_base(len(columns))
-        if n_rows:
-            self.append(name, np.arange(n_rows, dtype=np.int64), columns)
+    def add_base(
+        self, columns: Sequence[Sequence[str]], n_rows: int, rids: np.ndarray | None = None
+    ) -> str:
+        """Store columns of text (each ``n_rows`` long) as a new physical table.
+
+        Row ids are ``0..n_rows-1`` unless ``rids`` is given. Small tables go in
+        with one statement whose data are bound parameters; large ones through a
+        registered DataFrame.
+        """
+        rids = np.arange(n_rows, dtype=np.int64) if rids is None else rids
+        if n_rows > SMALL_LOAD:
+            name = self.create_base(len(columns))
+            self.append(name, rids, columns)
+            return name
+        name = new_name("base")
+        fields = [(RID, "BIGINT")] + [(f"c{i}", "VARCHAR") for i in range(len(columns))]
+        select = exp.select(
+            *(
+                exp.alias_(
+                    exp.Cast(
+                        this=exp.func("unnest", exp.Placeholder()), to=exp.DataType.build(kind)
+                    ),
+                    ident(field),
+                )
+                for field, kind in fields
+            )
+        )
+        params = [[int(r) for r in rids], *([str(v) for v in c] for c in columns)]
+        with self._lock:
+            self._conn.execute(render(select.ctas(table_ref(name))), params)
+            self._owned.append(name)
         return name
+
+    def add_query(self, select: exp.Select) -> tuple[str, int]:
+        """Store the result of a query built by this package (``__rid, c0, ...``)."""
+        name = new_name("base")
+        with self._lock:
+            result = self._conn.execute(render(select.ctas(table_ref(name)))).fetchone()
+            self._owned.append(name)
+        return name, int(result[0]) if result else 0
 
     # -- queries ----------------------------------------------------------------------
 

@@ -571,6 +571,13 @@ class Table:
             step=step,
         )
 
+    def _from_query(self, step: Step, labels: list[str], select: exp.Select) -> Table:
+        """A child table over the stored result of ``select`` (``__rid, c0, ...``)."""
+        base, n_rows = self._store.add_query(select)
+        return Table._from_base(
+            self._store, base, labels, n_rows, self.caption, parent=self, step=step
+        )
+
     def _new_base(
         self, step: Step, labels: list[str], columns: Sequence[Sequence[str]], n_rows: int
     ) -> Table:

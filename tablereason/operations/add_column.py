@@ -40,8 +40,6 @@ def add_column(table: Table, args: AddColumnArgs) -> Table:
             f"add_column {args.name!r} got {len(args.values)} values for {table.num_rows} rows; "
             "give exactly one value per row"
         )
-    source = table._store.create_base(1)
-    if table.num_rows:
-        table._store.append(source, table._rids(), [args.values])
+    source = table._store.add_base([args.values], table.num_rows, rids=table._rids())
     column = Column(args.name, args.name, source, "c0")
     return table._derive(Step(operation="add_column", args=args), columns=[*table._columns, column])

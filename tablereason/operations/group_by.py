@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from tablereason.operations.catalog import OperationArgs, operation
-from tablereason.storage import to_text
+from tablereason.storage import RID, ident
 from tablereason.table import Step, Table
 
 COUNT_LABEL = "Count"
@@ -36,15 +36,21 @@ def group_by(table: Table, args: GroupByArgs) -> Table:
     name = table.column(args.column).name
     with table._scan() as scan:
         value = scan.cell(name)
-        count = exp.func("count", exp.Star())
-        query = (
-            scan.select(exp.alias_(value, "v"), exp.alias_(count, "n"))
-            .group_by(value)
-            .order_by(exp.Ordered(this=exp.column("n"), desc=True), exp.column("v"))
+        counts = scan.select(
+            exp.alias_(value, "v"), exp.alias_(exp.func("count", exp.Star()), "n")
+        ).group_by(value)
+        rank = exp.Window(
+            this=exp.RowNumber(),
+            order=exp.Order(
+                expressions=[
+                    exp.Ordered(this=exp.column("n"), desc=True),
+                    exp.Ordered(this=exp.column("v")),
+                ]
+            ),
         )
-        result = table._store.fetch(query)
-    values = [to_text(r[0]) for r in result]
-    counts = [str(r[1]) for r in result]
-    return table._new_base(
-        Step(operation="group_by", args=args), [name, COUNT_LABEL], [values, counts], len(result)
-    )
+        select = exp.select(
+            exp.alias_(exp.Sub(this=rank, expression=exp.Literal.number(1)), RID),
+            exp.alias_(exp.column("v"), "c0"),
+            exp.alias_(exp.Cast(this=exp.column("n"), to=exp.DataType.build("VARCHAR")), "c1"),
+        ).from_(exp.Subquery(this=counts, alias=exp.TableAlias(this=ident("g"))))
+        return table._from_query(Step(operation="group_by", args=args), [name, COUNT_LABEL], select)
