@@ -118,7 +118,7 @@ def _apply_list(
         keyed.sort(key=lambda kr: kr[0], reverse=args["descending"])
         return header, [r for _, r in keyed] + rest
     if op == "add_column":
-        return header + [args["name"]], [r + [v] for r, v in zip(rows, args["values"], strict=True)]
+        return [*header, args["name"]], [[*r, v] for r, v in zip(rows, args["values"], strict=True)]
     raise ValueError(op)
 
 

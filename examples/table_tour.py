@@ -24,10 +24,11 @@ for step_table in chain.lineage():
     print(step_table.to_pipe(max_rows=5), end="\n\n")
 
 print("-- SQL over the original table:")
-print(
-    table.sql(
-        "SELECT \"Column 1\" AS year FROM t WHERE CAST(replace(\"Live births\", ' ', '') AS INT) >= 1000 ORDER BY year LIMIT 1"
-    ).to_pipe()
-)
+query = """
+SELECT "Column 1" AS year FROM t
+WHERE CAST(replace("Live births", ' ', '') AS INT) >= 1000
+ORDER BY year LIMIT 1
+"""
+print(table.sql(query).to_pipe())
 print("\n-- Verbalized:")
 print(chain.verbalize())
