@@ -1,0 +1,161 @@
+"""The result file of an evaluation run: JSON lines, crash-safe and resumable.
+
+Line 1 is the run configuration (``{"type": "config", ...}``); every further line is
+one example's result (``{"type": "result", "id": ..., ...}``). Records are appended
+and fsynced one at a time, so a run killed at any moment (even ``kill -9``) leaves a
+file whose complete lines are all valid; at most the last line is torn, and
+:func:`open_results` drops it before appending again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from tablereason.errors import ConfigurationError, TableReasonError
+
+IDENTITY_KEYS = ("dataset", "split", "method", "profile", "model", "seed", "shard", "prompt_hashes")
+
+
+class ResultFileError(TableReasonError, ValueError):
+    """A result file is damaged (not just a torn last line) or belongs to another run."""
+
+
+class RunConfig(BaseModel):
+    """What a run is: written as the first line of its result file.
+
+    A rerun may continue a file only when the identity fields (dataset, split, method,
+    profile, model, seed, shard, prompt hashes) are equal.
+    """
+
+    dataset: str = ""
+    split: str = ""
+    method: str = ""
+    profile: str | None = None
+    model: str | None = None
+    seed: int | None = None
+    prompt_hashes: dict[str, str] = Field(default_factory=dict)
+    metric: str | None = None
+    limit: int | None = None
+    concurrency: int = 1
+    shard: str | None = None
+    library_version: str = ""
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    def identity(self) -> dict[str, Any]:
+        """The fields that must match for a rerun to continue the same file."""
+        data = self.model_dump()
+        return {k: data[k] for k in IDENTITY_KEYS}
+
+
+def read_results(path: str | os.PathLike[str]) -> tuple[RunConfig, list[dict[str, Any]], int]:
+    """Read a result file, tolerating a torn last line.
+
+    Returns:
+        ``(config, records, good_bytes)``: the run configuration, every complete result
+        record in file order, and the byte length of the intact prefix of the file.
+
+    Raises:
+        ResultFileError: When the first line is not a config record, or a line other than
+            the last one is not valid JSON.
+
+    Example:
+        >>> config, records, _ = read_results("runs/wikitq.jsonl")  # doctest: +SKIP
+    """
+    data = Path(path).read_bytes()
+    lines = data.split(b"\n")
+    # Everything after the last newline is an incomplete write (possibly empty).
+    complete, tail = lines[:-1], lines[-1]
+    good = len(data) - len(tail)
+    parsed: list[dict[str, Any]] = []
+    for number, raw in enumerate(complete, start=1):
+        try:
+            record = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ResultFileError(
+                f"{path}: line {number} is not valid JSON ({exc}); the file is damaged beyond "
+                "a torn last line. Move it aside and rerun, or merge the good lines by hand."
+            ) from exc
+        parsed.append(record)
+    if not parsed or parsed[0].get("type") != "config":
+        raise ResultFileError(
+            f"{path}: the first line is not a run configuration; is this a tablereason result "
+            "file? Use another output path."
+        )
+    config = RunConfig.model_validate({k: v for k, v in parsed[0].items() if k != "type"})
+    records = [r for r in parsed[1:] if r.get("type") == "result"]
+    return config, records, good
+
+
+class ResultWriter:
+    """Appends result records to a file, one fsynced line at a time (thread-safe)."""
+
+    def __init__(self, path: Path, done: dict[str, dict[str, Any]]) -> None:
+        self.path = path
+        self.done = done
+        self._lock = threading.Lock()
+        self._handle = path.open("ab")
+
+    def write(self, record: dict[str, Any]) -> None:
+        """Append one record and make it durable before returning."""
+        line = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+        with self._lock:
+            self._handle.write(line)
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+            self.done[str(record["id"])] = record
+
+    def close(self) -> None:
+        """Close the file."""
+        with self._lock:
+            self._handle.close()
+
+    def __enter__(self) -> ResultWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_results(path: str | os.PathLike[str], config: RunConfig) -> ResultWriter:
+    """Open ``path`` for a run: create it with ``config``, or continue it after a crash.
+
+    When the file exists its configuration must have the same identity as ``config``;
+    a torn last line is cut off, and the records already there are available as
+    ``writer.done`` (by example id).
+
+    Raises:
+        ConfigurationError: When the file belongs to a different run.
+        ResultFileError: When the file is damaged.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if not target.exists() or target.stat().st_size == 0:
+        header = json.dumps({"type": "config", **config.model_dump()}, ensure_ascii=False)
+        with target.open("wb") as handle:
+            handle.write((header + "\n").encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        return ResultWriter(target, {})
+    old, records, good = read_results(target)
+    if old.identity() != config.identity():
+        diff = {
+            k: (old.identity()[k], v)
+            for k, v in config.identity().items()
+            if old.identity()[k] != v
+        }
+        raise ConfigurationError(
+            f"{target} holds a different run (differs in {diff}, as (file, now)); use another "
+            "output path, or delete the file to start over."
+        )
+    if good < target.stat().st_size:
+        with target.open("r+b") as handle:
+            handle.truncate(good)
+            handle.flush()
+            os.fsync(handle.fileno())
+    return ResultWriter(target, {str(r["id"]): r for r in records})

@@ -1,0 +1,289 @@
+"""Run a method over examples: concurrent, streamed to JSON lines, resumable, shardable.
+
+A method is any callable ``method(example) -> Prediction`` (a bare answer is accepted
+too). Results go to a JSONL file (see :mod:`tablereason.evaluate.results`) as each
+example finishes; killing the run at any moment and rerunning with the same output
+path continues where it stopped, with no example lost or counted twice.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, Future, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tablereason.datasets.example import Example
+from tablereason.errors import ConfigurationError
+from tablereason.evaluate.metrics import METRICS, Metric, MetricResult
+from tablereason.evaluate.progress import ProgressLine
+from tablereason.evaluate.results import (
+    ResultFileError,
+    RunConfig,
+    open_results,
+    read_results,
+)
+from tablereason.trace import Prediction
+
+Method = Callable[[Example], Any]
+
+
+def parse_shard(spec: str | None) -> tuple[int, int] | None:
+    """Parse ``"i/n"`` (0-based ``i`` with ``0 <= i < n``) or ``None``.
+
+    Example:
+        >>> parse_shard("1/4")
+        (1, 4)
+    """
+    if spec is None:
+        return None
+    try:
+        index, count = (int(p) for p in spec.split("/"))
+    except ValueError:
+        raise ConfigurationError(
+            f"shard must look like 'i/n' with integers, e.g. '0/4', got {spec!r}"
+        ) from None
+    if count < 1 or not 0 <= index < count:
+        raise ConfigurationError(f"shard {spec!r}: need 0 <= i < n (shards are numbered from 0)")
+    return index, count
+
+
+def shard_examples(examples: Sequence[Example], shard: str | None) -> list[Example]:
+    """The examples of one shard: every n-th example starting at position i.
+
+    Example:
+        >>> [e.id for e in shard_examples(
+        ...     [Example(dataset="d", id=str(i), question="", answer="") for i in range(5)], "1/2")]
+        ['1', '3']
+    """
+    parsed = parse_shard(shard)
+    if parsed is None:
+        return list(examples)
+    index, count = parsed
+    return list(examples[index::count])
+
+
+@dataclass
+class RunSummary:
+    """What a run did.
+
+    Attributes:
+        path: The result file.
+        config: The run configuration.
+        total: Examples in this run (after sharding).
+        resumed: Examples already in the file, not run again.
+        ran: Examples run now.
+        failed: Examples whose prediction failed (in the whole file).
+        tokens: Tokens spent (in the whole file).
+        wall_s: Wall time of this call.
+        result: The metric over the run's examples, when a metric was given.
+    """
+
+    path: Path
+    config: RunConfig
+    total: int
+    resumed: int
+    ran: int
+    failed: int
+    tokens: int
+    wall_s: float
+    result: MetricResult | None
+
+
+def _as_prediction(value: Any) -> Prediction:
+    if isinstance(value, Prediction):
+        return value
+    if value is None:
+        return Prediction(error="the method returned None")
+    if isinstance(value, (str, list)):
+        return Prediction(answer=value)
+    return Prediction(answer=str(value))
+
+
+def _run_one(
+    method: Method, example: Example, metric: Metric | None, traces: bool
+) -> dict[str, Any]:
+    started = time.perf_counter()
+    try:
+        prediction = _as_prediction(method(example))
+    except Exception as exc:  # a failing example is recorded, never stops the run
+        prediction = Prediction(error=f"{type(exc).__name__}: {exc}")
+    duration = time.perf_counter() - started
+    score = None
+    if metric is not None:
+        try:
+            answer = None if prediction.error else prediction.answer
+            score = 0.0 if answer is None else float(metric.score_example(answer, example))
+        except Exception:  # an unscorable answer is a wrong answer
+            score = 0.0
+    usage = prediction.trace.usage
+    record: dict[str, Any] = {
+        "type": "result",
+        "id": example.id,
+        "answer": prediction.answer,
+        "error": prediction.error,
+        "gold": example.answer,
+        "score": score,
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "requests": usage.requests,
+        "duration_s": round(duration, 6),
+        "steps": len(prediction.trace.steps),
+    }
+    if traces:
+        try:
+            record["trace"] = prediction.trace.to_dict()
+        except Exception as exc:  # keep the result even if the trace cannot be serialised
+            record["trace"] = {"error": f"trace not serialisable: {exc}"}
+    return record
+
+
+def run_evaluation(
+    method: Method,
+    examples: Sequence[Example],
+    out: str | os.PathLike[str],
+    *,
+    config: RunConfig | None = None,
+    metric: str | None = None,
+    concurrency: int = 1,
+    shard: str | None = None,
+    progress: bool = True,
+    traces: bool = True,
+    executor: Executor | None = None,
+) -> RunSummary:
+    """Run ``method`` on every example (of one shard) and stream results to ``out``.
+
+    Args:
+        method: ``method(example) -> Prediction``; exceptions are recorded as failures.
+        examples: The examples asked for (the metric's denominator).
+        out: Result file (JSON lines). An existing file of the same run is continued.
+        config: Run configuration for the file's first line; built from the arguments
+            when ``None``.
+        metric: Metric name for live accuracy and the final result; the configuration's
+            metric when ``None``.
+        concurrency: Worker threads.
+        shard: ``"i/n"``: run only every n-th example starting at i.
+        progress: Show a live progress line on stderr.
+        traces: Store each prediction's trace in its record.
+        executor: A ``concurrent.futures`` executor to use instead of a thread pool.
+
+    Returns:
+        A :class:`RunSummary`.
+
+    Example:
+        >>> summary = run_evaluation(lambda ex: ex.answer, examples, "runs/x.jsonl",
+        ...                          metric="wikitq_accuracy")  # doctest: +SKIP
+    """
+    if concurrency < 1:
+        raise ConfigurationError(f"concurrency must be at least 1, got {concurrency}")
+    ids = [e.id for e in examples]
+    if len(set(ids)) != len(ids):
+        raise ConfigurationError("example ids must be unique for a resumable run")
+    if config is None:
+        from tablereason import __version__
+
+        config = RunConfig(
+            dataset=examples[0].dataset if examples else "",
+            method=getattr(method, "__name__", type(method).__name__),
+            metric=metric,
+            concurrency=concurrency,
+            library_version=__version__,
+        )
+    config = config.model_copy(
+        update={"shard": shard, "concurrency": concurrency, "metric": metric or config.metric}
+    )
+    scorer = METRICS.get(config.metric) if config.metric else None
+    mine = shard_examples(examples, shard)
+    started = time.perf_counter()
+    writer = open_results(out, config)
+    pending = [e for e in mine if e.id not in writer.done]
+    resumed = len(mine) - len(pending)
+    bar = ProgressLine(len(pending)) if progress and pending else None
+    pool = executor or ThreadPoolExecutor(max_workers=concurrency)
+    futures: list[Future[dict[str, Any]]] = []
+    try:
+        futures = [pool.submit(_run_one, method, e, scorer, traces) for e in pending]
+        for future in as_completed(futures):
+            record = future.result()
+            writer.write(record)
+            if bar is not None:
+                tokens = record["prompt_tokens"] + record["completion_tokens"]
+                bar.update(score=record["score"], tokens=tokens, failed=bool(record["error"]))
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        raise
+    finally:
+        writer.close()
+        if executor is None:
+            pool.shutdown(wait=False, cancel_futures=True)
+    done = [writer.done[e.id] for e in mine if e.id in writer.done]
+    result = None
+    if scorer is not None:
+        result = scorer({r["id"]: r for r in done}, mine)
+    return RunSummary(
+        path=Path(out),
+        config=config,
+        total=len(mine),
+        resumed=resumed,
+        ran=len(pending),
+        failed=sum(1 for r in done if r.get("error")),
+        tokens=sum(r.get("prompt_tokens", 0) + r.get("completion_tokens", 0) for r in done),
+        wall_s=time.perf_counter() - started,
+        result=result,
+    )
+
+
+def merge_results(paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str]) -> Path:
+    """Merge shard result files of one run into ``out`` (each id once, first file wins).
+
+    Raises:
+        ResultFileError: When the files come from different runs.
+    """
+    if not paths:
+        raise ConfigurationError("merge_results needs at least one result file")
+    loaded = [read_results(p)[:2] for p in paths]
+    first = loaded[0][0]
+    reference = {k: v for k, v in first.identity().items() if k != "shard"}
+    for path, (config, _) in zip(paths, loaded, strict=True):
+        identity = {k: v for k, v in config.identity().items() if k != "shard"}
+        if identity != reference:
+            raise ResultFileError(f"{path} is from a different run than {paths[0]}; not merged")
+    merged = first.model_copy(
+        update={
+            "shard": None,
+            "extra": {
+                **first.extra,
+                "merged_from": [str(p) for p in paths],
+                "shards": [c.shard for c, _ in loaded],
+            },
+        }
+    )
+    target = Path(out)
+    if target.exists():
+        target.unlink()
+    writer = open_results(target, merged)
+    with writer:
+        for _, records in loaded:
+            for record in records:
+                if str(record["id"]) not in writer.done:
+                    writer.write(record)
+    return target
+
+
+def score_results(
+    path: str | os.PathLike[str], examples: Sequence[Example], metric: str | None = None
+) -> MetricResult:
+    """Score a result file against ``examples`` (missing ids count as wrong).
+
+    Raises:
+        ConfigurationError: When no metric is given and the file names none.
+    """
+    config, records, _ = read_results(path)
+    name = metric or config.metric
+    if not name:
+        raise ConfigurationError(f"{path} names no metric; pass metric='...'")
+    return METRICS.get(name)({str(r["id"]): r for r in records}, examples)
