@@ -113,18 +113,22 @@ class _Scan:
 
     def select(self, *expressions: exp.Expression) -> exp.Select:
         """``SELECT expressions`` over the table's rows (joins included)."""
-        query = exp.select(*expressions).from_(table_ref(self.table._base, "b"))
+        query = exp.select(*expressions, copy=False).from_(
+            table_ref(self.table._base, "b"), copy=False
+        )
         for source, alias in self._aliases.items():
             if source != self.table._base:
                 query = query.join(
                     table_ref(source, alias),
                     on=exp.EQ(this=col(RID, alias), expression=col(RID, "b")),
                     join_type="left",
+                    copy=False,
                 )
         if self.order:
             query = query.join(
                 table_ref(self.order, "o"),
                 on=exp.EQ(this=col(RID, "o"), expression=col(RID, "b")),
+                copy=False,
             )
         return query
 
@@ -375,7 +379,7 @@ class Table:
     def column_values(self, name: str) -> list[str]:
         """Every cell of one column, in table order."""
         with self._scan() as scan:
-            result = self._store.fetch(scan.select(scan.cell(name)).order_by(scan.pos))
+            result = self._store.fetch(scan.select(scan.cell(name)).order_by(scan.pos, copy=False))
         return [to_text(r[0]) for r in result]
 
     def to_records(self) -> list[list[str]]:
@@ -408,9 +412,11 @@ class Table:
             return [[] for _ in range(self._n if max_rows is None else min(max_rows, self._n))]
         view = self if max_rows is None or self._rows is None else self._limited(max_rows)
         with view._scan() as scan:
-            query = scan.select(*(scan.cell(c.name) for c in view._columns)).order_by(scan.pos)
+            query = scan.select(*(scan.cell(c.name) for c in view._columns)).order_by(
+                scan.pos, copy=False
+            )
             if max_rows is not None:
-                query = query.limit(max_rows)
+                query = query.limit(max_rows, copy=False)
             result = self._store.fetch(query)
         return [[to_text(v) for v in row] for row in result]
 

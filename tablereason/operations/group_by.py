@@ -38,7 +38,7 @@ def group_by(table: Table, args: GroupByArgs) -> Table:
         value = scan.cell(name)
         counts = scan.select(
             exp.alias_(value, "v"), exp.alias_(exp.func("count", exp.Star()), "n")
-        ).group_by(value)
+        ).group_by(value, copy=False)
         rank = exp.Window(
             this=exp.RowNumber(),
             order=exp.Order(
@@ -52,5 +52,5 @@ def group_by(table: Table, args: GroupByArgs) -> Table:
             exp.alias_(exp.Sub(this=rank, expression=exp.Literal.number(1)), RID),
             exp.alias_(exp.column("v"), "c0"),
             exp.alias_(exp.Cast(this=exp.column("n"), to=exp.DataType.build("VARCHAR")), "c1"),
-        ).from_(exp.Subquery(this=counts, alias=exp.TableAlias(this=ident("g"))))
+        ).from_(exp.Subquery(this=counts, alias=exp.TableAlias(this=ident("g"))), copy=False)
         return table._from_query(Step(operation="group_by", args=args), [name, COUNT_LABEL], select)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import reduce
 
 import numpy as np
@@ -10,8 +11,11 @@ from sqlglot import exp
 
 from tablereason.errors import TableError
 from tablereason.operations.catalog import OperationArgs, operation
-from tablereason.storage import POS, RID
+from tablereason.storage import RID
 from tablereason.table import Step, Table
+
+_JOIN = "\x1f"
+_SEPARATOR = re.compile("[\x1f]")
 
 
 class LookupRowsArgs(OperationArgs):
@@ -40,20 +44,23 @@ def lookup_rows(table: Table, args: LookupRowsArgs) -> Table:
         >>> t.lookup_rows(["par"]).rows()
         [['Paris'], ['Parma']]
     """
-    terms = [t.strip().lower() for t in args.terms if t.strip()]
+    terms = [_SEPARATOR.sub("", t).strip().lower() for t in args.terms]
+    terms = [t for t in terms if t]
     if not terms:
         raise TableError("lookup_rows needs at least one non-empty term")
     names = [table.column(c).name for c in args.columns] if args.columns else table.columns
     with table._scan() as scan:
-        tests = [
-            exp.func("contains", exp.func("lower", scan.cell(name)), exp.Literal.string(term))
-            for name in names
-            for term in terms
-        ]
+        # One lowered string per row, cells joined by a control character that no
+        # term contains, so a match never spans two cells.
+        text = exp.func(
+            "lower",
+            exp.func("concat_ws", exp.Literal.string(_JOIN), *(scan.cell(n) for n in names)),
+        )
+        tests = [exp.func("contains", text, exp.Literal.string(term)) for term in terms]
         query = (
-            scan.select(scan.rid, exp.alias_(scan.pos, POS))
-            .where(reduce(lambda a, b: exp.or_(a, b), tests))
-            .order_by(scan.pos)
+            scan.select(scan.rid)
+            .where(reduce(lambda a, b: exp.or_(a, b, copy=False), tests), copy=False)
+            .order_by(scan.pos, copy=False)
         )
         found = table._store.fetch_numpy(query)
     rows = np.asarray(found[RID], dtype=np.int64)

@@ -28,12 +28,12 @@ def select_rows(table: Table, args: SelectRowsArgs) -> Table:
         >>> t.select_rows([2, 0, 2]).rows()
         [['x'], ['z']]
     """
-    wanted = sorted(set(args.indices))
-    bad = [i for i in wanted if i < 0 or i >= table.num_rows]
+    wanted = np.unique(np.asarray(args.indices, dtype=np.int64))
+    bad = wanted[(wanted < 0) | (wanted >= table.num_rows)].tolist()
     if bad:
         valid = f"0..{table.num_rows - 1}" if table.num_rows else "none (the table is empty)"
         raise RowIndexError(
             f"row position(s) {bad[:5]} out of range; valid positions are {valid} (0-based)"
         )
-    rows = table._rids()[np.asarray(wanted, dtype=np.int64)]
+    rows = table._rids()[wanted]
     return table._derive(Step(operation="select_rows", args=args), rows=rows)

@@ -35,10 +35,19 @@ _LOOKS_NUMERIC = template(
 AUTO_NUMERIC_SHARE = 0.8
 
 
-def number_expression(cell: exp.Expression) -> exp.Expression:
-    """SQL for the number in a cell, or NULL when it holds none (see module notes)."""
-    kept = fill(_DIGITS, d=fill(_KEEP, cell=cell))
+def number_expression(cell: exp.Expression, digits: exp.Expression | None = None) -> exp.Expression:
+    """SQL for the number in a cell, or NULL when it holds none (see module notes).
+
+    ``digits``, when given, refers to the cell's digits and dots already
+    extracted (``digits_expression``), so the extraction runs once per row.
+    """
+    kept = fill(_DIGITS, d=digits if digits is not None else digits_expression(cell))
     return fill(_NUMBER, cell=cell, kept=kept, leading_minus=exp.Literal.string(f"^{_WS}*-"))
+
+
+def digits_expression(cell: exp.Expression) -> exp.Expression:
+    """SQL for the digits and dots of a cell, in order."""
+    return fill(_KEEP, cell=cell)
 
 
 def trimmed_expression(cell: exp.Expression) -> exp.Expression:
@@ -76,9 +85,25 @@ def sort_by(table: Table, args: SortByArgs) -> Table:
         numeric = args.numeric
         if numeric is None:
             numeric, detail = _decide_numeric(table, scan, cell)
-        key = number_expression(cell) if numeric else trimmed_expression(cell)
-        query = scan.select(scan.rid).order_by(
-            exp.Ordered(this=key, desc=args.descending, nulls_first=False), scan.pos
+        # Inner query: one row per table row with what the key needs, computed once.
+        inner = scan.select(
+            exp.alias_(scan.rid, "rid"),
+            exp.alias_(scan.pos, "pos"),
+            exp.alias_(cell, "cell"),
+            exp.alias_(digits_expression(cell) if numeric else trimmed_expression(cell), "k"),
+        )
+        key = number_expression(exp.column("cell"), exp.column("k")) if numeric else exp.column("k")
+        query = (
+            exp.select(exp.alias_(exp.column("rid"), RID), copy=False)
+            .from_(
+                exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier("s"))),
+                copy=False,
+            )
+            .order_by(
+                exp.Ordered(this=key, desc=args.descending, nulls_first=False),
+                exp.column("pos"),
+                copy=False,
+            )
         )
         rids = table._store.fetch_numpy(query)[RID]
     step = Step(

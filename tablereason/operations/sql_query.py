@@ -47,7 +47,7 @@ def sql_query(table: Table, args: SqlArgs) -> Table:
     with table._scan() as scan:
         view = scan.select(
             *(exp.alias_(scan.cell(name), ident(name)) for name in table.columns)
-        ).order_by(scan.pos)
+        ).order_by(scan.pos, copy=False)
         cte = exp.CTE(this=view, alias=exp.TableAlias(this=ident(TABLE_NAME)))
         existing = root.args.get("with_")
         if existing is not None:
