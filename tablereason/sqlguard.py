@@ -18,7 +18,7 @@ from tablereason.errors import SQLError
 
 DIALECT = "duckdb"
 
-_FORBIDDEN_NODES: tuple[type[exp.Expression], ...] = tuple(
+_FORBIDDEN_NODES: tuple[type[exp.Expr], ...] = tuple(
     getattr(exp, name)
     for name in (
         "Insert",

@@ -68,17 +68,17 @@ def table_ref(name: str, alias: str | None = None) -> exp.Table:
     return table
 
 
-def template(sql: str) -> exp.Expression:
+def template(sql: str) -> exp.Expr:
     """Parse a fixed SQL template written in this package (``:name`` placeholders)."""
     return sqlglot.parse_one(sql, dialect=DIALECT)
 
 
-def fill(tmpl: exp.Expression, **values: exp.Expression) -> exp.Expression:
+def fill(tmpl: exp.Expr, **values: exp.Expr) -> exp.Expr:
     """A copy of a template with its placeholders replaced by expressions."""
     return exp.replace_placeholders(tmpl.copy(), **values)
 
 
-def render(expression: exp.Expression) -> str:
+def render(expression: exp.Expr) -> str:
     """Render an expression as DuckDB SQL."""
     return expression.sql(dialect=DIALECT)
 
@@ -143,9 +143,9 @@ class Store:
             }
         )
         view = new_name("incoming")
-        insert = exp.insert(
-            exp.select(*(ident(c) for c in frame.columns)).from_(table_ref(view)),
-            exp.Schema(this=table_ref(name), expressions=[ident(c) for c in frame.columns]),
+        insert = exp.Insert(
+            this=exp.Schema(this=table_ref(name), expressions=[ident(c) for c in frame.columns]),
+            expression=exp.select(*(ident(c) for c in frame.columns)).from_(table_ref(view)),
         )
         with self._lock:
             self._conn.register(view, frame)
@@ -239,13 +239,13 @@ class Store:
                 self._conn.unregister(name)
 
     def fetch(
-        self, expression: exp.Expression, params: Sequence[Any] | None = None
+        self, expression: exp.Expr, params: Sequence[Any] | None = None
     ) -> list[tuple[Any, ...]]:
         """Run a statement built by this package and return every row."""
         with self._lock:
             return self._conn.execute(render(expression), params).fetchall()
 
-    def fetch_numpy(self, expression: exp.Expression) -> dict[str, np.ndarray]:
+    def fetch_numpy(self, expression: exp.Expr) -> dict[str, np.ndarray]:
         """Run a statement built by this package and return its columns as arrays."""
         with self._lock:
             result = self._conn.execute(render(expression)).fetchnumpy()

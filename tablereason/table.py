@@ -97,21 +97,21 @@ class _Scan:
                 self._aliases[column.source] = f"a{len(self._aliases)}"
 
     @property
-    def pos(self) -> exp.Expression:
+    def pos(self) -> exp.Expr:
         """Expression for the 0-based position of a row in the table."""
         return col(POS, "o") if self.order else col(RID, "b")
 
     @property
-    def rid(self) -> exp.Expression:
+    def rid(self) -> exp.Expr:
         """Expression for the base row id of a row."""
         return col(RID, "b")
 
-    def cell(self, name: str) -> exp.Expression:
+    def cell(self, name: str) -> exp.Expr:
         """Expression for the cell of column ``name`` (resolved like ``select_columns``)."""
         column = self.table.column(name)
         return col(column.field, self._aliases[column.source])
 
-    def select(self, *expressions: exp.Expression) -> exp.Select:
+    def select(self, *expressions: exp.Expr) -> exp.Select:
         """``SELECT expressions`` over the table's rows (joins included)."""
         query = exp.select(*expressions, copy=False).from_(
             table_ref(self.table._base, "b"), copy=False

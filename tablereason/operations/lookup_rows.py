@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from functools import reduce
 
 import numpy as np
 from pydantic import Field
@@ -57,11 +56,10 @@ def lookup_rows(table: Table, args: LookupRowsArgs) -> Table:
             exp.func("concat_ws", exp.Literal.string(_JOIN), *(scan.cell(n) for n in names)),
         )
         tests = [exp.func("contains", text, exp.Literal.string(term)) for term in terms]
-        query = (
-            scan.select(scan.rid)
-            .where(reduce(lambda a, b: exp.or_(a, b, copy=False), tests), copy=False)
-            .order_by(scan.pos, copy=False)
-        )
+        condition: exp.Expr = tests[0]
+        for test in tests[1:]:
+            condition = exp.or_(condition, test, copy=False)
+        query = scan.select(scan.rid).where(condition, copy=False).order_by(scan.pos, copy=False)
         found = table._store.fetch_numpy(query)
     rows = np.asarray(found[RID], dtype=np.int64)
     return table._derive(Step(operation="lookup_rows", args=args), rows=rows)

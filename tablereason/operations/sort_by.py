@@ -35,7 +35,7 @@ _LOOKS_NUMERIC = template(
 AUTO_NUMERIC_SHARE = 0.8
 
 
-def number_expression(cell: exp.Expression, digits: exp.Expression | None = None) -> exp.Expression:
+def number_expression(cell: exp.Expr, digits: exp.Expr | None = None) -> exp.Expr:
     """SQL for the number in a cell, or NULL when it holds none (see module notes).
 
     ``digits``, when given, refers to the cell's digits and dots already
@@ -45,12 +45,12 @@ def number_expression(cell: exp.Expression, digits: exp.Expression | None = None
     return fill(_NUMBER, cell=cell, kept=kept, leading_minus=exp.Literal.string(f"^{_WS}*-"))
 
 
-def digits_expression(cell: exp.Expression) -> exp.Expression:
+def digits_expression(cell: exp.Expr) -> exp.Expr:
     """SQL for the digits and dots of a cell, in order."""
     return fill(_KEEP, cell=cell)
 
 
-def trimmed_expression(cell: exp.Expression) -> exp.Expression:
+def trimmed_expression(cell: exp.Expr) -> exp.Expr:
     """SQL for the cell without surrounding whitespace, or NULL when nothing is left."""
     return fill(_TRIMMED, cell=cell, edges=exp.Literal.string(f"^{_WS}+|{_WS}+$"))
 
@@ -112,9 +112,7 @@ def sort_by(table: Table, args: SortByArgs) -> Table:
     return table._derive(step, rows=rids.astype("int64"))
 
 
-def _decide_numeric(
-    table: Table, scan: Any, cell: exp.Expression
-) -> tuple[bool, dict[str, object]]:
+def _decide_numeric(table: Table, scan: Any, cell: exp.Expr) -> tuple[bool, dict[str, object]]:
     query = scan.select(
         exp.alias_(exp.func("count", trimmed_expression(cell)), "filled"),
         exp.alias_(exp.func("count_if", fill(_LOOKS_NUMERIC, cell=cell)), "numeric"),
