@@ -6,7 +6,7 @@ load on first use.
 Example:
     >>> import tablereason as tr
     >>> t = tr.Table.from_records(["name", "year"], [["Ann", "1999"], ["Bo", "2001"]])
-    >>> t.sort_by("year", descending=True).to_records()[1][0]
+    >>> t.sort_by("year", descending=True).to_records()[1]
     ['Bo', '2001']
 """
 

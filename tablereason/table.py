@@ -283,7 +283,7 @@ class Table:
         escaped text reads back exactly for any table.
 
         Example:
-            >>> Table.from_pipe("col : a | b\\nrow 1 : 1 | 2").to_records()
+            >>> Table.from_pipe("col : a | b\nrow 1 : 1 | 2").to_records()
             [['a', 'b'], ['1', '2']]
         """
         caption, header, rows = formats.parse_pipe(text, escaped=escaped)

@@ -75,7 +75,7 @@ def sort_by(table: Table, args: SortByArgs) -> Table:
 
     Example:
         >>> t = Table.from_records(["n"], [["10"], ["9"], ["x"], ["-1"]])
-        >>> [r[0] for r in t.sort_by("n").rows()]
+        >>> [r[0] for r in t.sort_by("n", numeric=True).rows()]
         ['-1', '9', '10', 'x']
     """
     name = table.column(args.column).name
