@@ -18,77 +18,33 @@ from tablereason.errors import SQLError
 
 DIALECT = "duckdb"
 
+_FORBIDDEN_NODE_NAMES = (
+    "Insert", "Update", "Delete", "Merge", "Create", "Drop", "Alter", "Command", "Copy",
+    "Attach", "Detach", "Pragma", "Set", "Use", "Transaction", "Commit", "Rollback", "Into",
+    "LoadData", "Describe", "Summarize", "Show", "Export", "Cache", "Uncache", "Refresh",
+    "Analyze", "Install",
+)  # fmt: skip
 _FORBIDDEN_NODES: tuple[type[exp.Expr], ...] = tuple(
     getattr(exp, name)
-    for name in (
-        "Insert",
-        "Update",
-        "Delete",
-        "Merge",
-        "Create",
-        "Drop",
-        "Alter",
-        "Command",
-        "Copy",
-        "Attach",
-        "Detach",
-        "Pragma",
-        "Set",
-        "Use",
-        "Transaction",
-        "Commit",
-        "Rollback",
-        "Into",
-        "LoadData",
-        "Describe",
-        "Show",
-        "Cache",
-        "Uncache",
-        "Refresh",
-        "Analyze",
-        "Install",
-    )
-    if hasattr(exp, name)
+    for name in _FORBIDDEN_NODE_NAMES
+    if isinstance(getattr(exp, name, None), type)
 )
-_FORBIDDEN_FUNCTIONS = {
-    "glob",
-    "getenv",
-    "query",
-    "query_table",
-    "current_setting",
-    "sniff_csv",
-    "parquet_scan",
-    "checkpoint",
-    "force_checkpoint",
-    "enable_profiling",
-    "install",
-    "load",
-    "summary",
-    "which_secret",
-    "icu_calendar_names",
-    "test_all_types",
-}
 _FORBIDDEN_PREFIXES = (
-    "read_",
-    "pragma_",
-    "duckdb_",
-    "sqlite_",
-    "postgres_",
-    "mysql_",
-    "iceberg_",
-    "delta_",
-    "parquet_",
-    "json_execute",
-    "http",
-    "s3",
-    "arrow_scan",
-)
+    "read_", "duckdb_", "pragma_", "sniff_", "parquet_", "iceberg_", "delta_", "st_read",
+    "glob", "getenv", "query", "load_", "install_", "which_secret", "sqlite_", "postgres_",
+    "mysql_", "http", "s3", "json_execute", "from_substrait", "get_substrait", "arrow_scan",
+    "current_setting", "checkpoint", "force_checkpoint", "enable_profiling", "summary",
+)  # fmt: skip
+
+
+class SQLGuardError(SQLError):
+    """The query was refused before running; the message says what to change."""
 
 
 def _function_name(node: exp.Func) -> str:
     if isinstance(node, exp.Anonymous):
         return str(node.name).lower()
-    return node.sql_name().lower()
+    return str(node.sql_name()).lower()
 
 
 def check_select(query: str, tables: Iterable[str]) -> exp.Query:
@@ -102,49 +58,53 @@ def check_select(query: str, tables: Iterable[str]) -> exp.Query:
         The parsed query.
 
     Raises:
-        SQLError: With a message saying what is not allowed and what is.
+        SQLGuardError: With a message saying what is not allowed and what is.
 
     Example:
         >>> check_select("SELECT a FROM t WHERE b > 1", ["t"]).sql()
         'SELECT a FROM t WHERE b > 1'
     """
-    allowed = {t.lower() for t in tables}
+    names = list(tables)
+    allowed = {t.lower() for t in names}
+    available = ", ".join(sorted(names)) or "(none)"
     try:
         statements = [s for s in sqlglot.parse(query, dialect=DIALECT) if s is not None]
-    except sqlglot.errors.ParseError as error:
-        raise SQLError(f"the SQL does not parse: {str(error).splitlines()[0]}") from None
+    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError) as error:
+        raise SQLGuardError(f"the SQL does not parse: {str(error).splitlines()[0]}") from None
     if len(statements) != 1:
-        raise SQLError(
+        raise SQLGuardError(
             f"expected exactly one SELECT statement, got {len(statements)}; "
             "write a single query (CTEs with WITH are fine)"
         )
     root = statements[0]
+    while isinstance(root, exp.Subquery | exp.Paren) and isinstance(root.this, exp.Expr):
+        root = root.this
     if not isinstance(root, exp.Query):
-        raise SQLError(f"only SELECT queries are allowed, got {root.key.upper()}")
+        raise SQLGuardError(
+            f"only SELECT queries are allowed, got {root.key.upper()}; "
+            "write one SELECT (WITH ... SELECT is fine)"
+        )
     ctes = {cte.alias_or_name.lower() for cte in root.find_all(exp.CTE)}
     for node in root.walk():
         if isinstance(node, _FORBIDDEN_NODES):
-            raise SQLError(f"{node.key.upper()} is not allowed; only a read-only SELECT is")
+            raise SQLGuardError(f"{node.key.upper()} is not allowed; only a read-only SELECT is")
         if isinstance(node, exp.Func):
             name = _function_name(node)
-            if name in _FORBIDDEN_FUNCTIONS or name.startswith(_FORBIDDEN_PREFIXES):
-                raise SQLError(f"the function {name}() is not allowed in queries over tables")
+            if name.startswith(_FORBIDDEN_PREFIXES):
+                raise SQLGuardError(f"the function {name}() is not allowed in queries over tables")
         if isinstance(node, exp.Table):
-            _check_table(node, allowed, ctes)
+            _check_table(node, allowed, ctes, available)
     return root
 
 
-def _check_table(node: exp.Table, allowed: set[str], ctes: set[str]) -> None:
+def _check_table(node: exp.Table, allowed: set[str], ctes: set[str], available: str) -> None:
     target = node.this
     if not isinstance(target, exp.Identifier):
-        raise SQLError(
-            "table functions and file paths are not allowed in FROM; "
-            f"read only from: {', '.join(sorted(allowed))}"
+        raise SQLGuardError(
+            f"table functions and file paths are not allowed in FROM; read only from: {available}"
         )
     if node.args.get("db") or node.args.get("catalog"):
-        raise SQLError(f"qualified table names are not allowed; use {', '.join(sorted(allowed))}")
+        raise SQLGuardError(f"qualified table names are not allowed; use: {available}")
     name = target.name.lower()
     if name not in allowed and name not in ctes:
-        raise SQLError(
-            f"unknown table {target.name!r}; the query may read only: {', '.join(sorted(allowed))}"
-        )
+        raise SQLGuardError(f"unknown table {target.name!r}; the query may read only: {available}")
