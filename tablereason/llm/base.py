@@ -25,7 +25,7 @@ class Message(BaseModel):
 
 
 class Request(BaseModel):
-    """What a method asks of a model: chat ``messages`` or a raw completion ``prompt``.
+    r"""What a method asks of a model: chat ``messages`` or a raw completion ``prompt``.
 
     ``call_site`` names who asked (``"chain_of_table/select_rows"``); it is used for
     usage accounting and never sent to the model or included in cache keys.

@@ -1,0 +1,80 @@
+"""Errors of the LLM layer.
+
+All derive from :class:`tablereason.errors.LLMError`, so ``except LLMError`` catches
+every model failure. Which ones are worth retrying is decided by :func:`is_retryable`.
+"""
+
+from __future__ import annotations
+
+from tablereason.errors import LLMError
+
+
+class TransientLLMError(LLMError):
+    """A failure that may go away on its own: rate limit, server error, timeout, dropped link.
+
+    Args:
+        message: What happened.
+        status: HTTP status, when there was one.
+        retry_after: Seconds the server asked us to wait, when it said so.
+    """
+
+    def __init__(
+        self, message: str, *, status: int | None = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
+
+
+class ContextLengthError(LLMError, ValueError):
+    """The prompt (plus ``max_tokens``) does not fit the model's context window.
+
+    Not retried: shrink the table view or the demonstrations and ask again.
+    """
+
+
+class EmptyCompletionError(LLMError):
+    """The server answered with no text at all.
+
+    Seen with chat requests to a model without a chat template: use the completion
+    endpoint or a chat-tuned model.
+    """
+
+
+class BudgetExceededError(LLMError):
+    """A token or cost budget for the run is spent; no further requests are sent."""
+
+
+class CacheMissError(LLMError, KeyError):
+    """Offline replay found no recorded response for a request."""
+
+    def __str__(self) -> str:  # KeyError would otherwise repr() the message
+        return str(self.args[0]) if self.args else ""
+
+
+class RetriesExhaustedError(LLMError):
+    """Every attempt failed with a transient error; ``last_error`` holds the final one."""
+
+    def __init__(self, message: str, *, attempts: int, last_error: BaseException) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+        self.last_error = last_error
+
+
+def is_retryable(error: BaseException) -> bool:
+    """Whether an exception raised by a backend is worth another attempt.
+
+    Args:
+        error: The exception a backend raised.
+
+    Returns:
+        True for :class:`TransientLLMError` and the built-in ``TimeoutError`` and
+        ``ConnectionError`` (which backends without HTTP may raise); False otherwise.
+
+    Example:
+        >>> is_retryable(TransientLLMError("429", status=429))
+        True
+        >>> is_retryable(ContextLengthError("too long"))
+        False
+    """
+    return isinstance(error, (TransientLLMError, TimeoutError, ConnectionError))

@@ -1,0 +1,238 @@
+"""The embedded model: llama-cpp-python running a GGUF file in this process."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from tablereason.errors import LLMError, MissingDependencyError
+from tablereason.llm.base import Choice, Completion, Request, SyncLLM, TokenLogprob, Usage
+from tablereason.llm.errors import ContextLengthError
+from tablereason.llm.model_files import LOCAL_INSTALL, default_model_path
+
+
+def _llama_cpp() -> Any:
+    try:
+        import llama_cpp
+    except ImportError as error:
+        raise MissingDependencyError(
+            f"the local model backend needs llama-cpp-python; run: {LOCAL_INSTALL}"
+        ) from error
+    return llama_cpp
+
+
+def default_threads() -> int:
+    """Threads for llama.cpp: ``$TABLEREASON_THREADS``, else the CPUs that are idle now.
+
+    llama.cpp's worker threads spin while they wait for each other, so on a machine
+    where other processes keep the cores busy, fewer threads are much faster (measured
+    on 2 busy cores: 1 thread generated 17-25 tokens/s, 2 threads 1-4 tokens/s). The idle
+    CPUs are those this process may use minus the 1-minute load average, at least 1
+    and at most 8.
+
+    Example:
+        >>> default_threads() >= 1
+        True
+    """
+    explicit = os.environ.get("TABLEREASON_THREADS")
+    if explicit:
+        return max(1, int(explicit))
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        cpus = os.cpu_count() or 1
+    try:
+        idle = int(cpus - os.getloadavg()[0] + 0.5)
+    except OSError:  # pragma: no cover - load average unavailable
+        idle = cpus
+    return max(1, min(8, cpus, idle))
+
+
+class LocalLlama(SyncLLM):
+    """A GGUF model run in-process by llama-cpp-python (default: Gemma 3 270M).
+
+    The model loads on the first request, so building the backend is free (offline
+    replay never loads it). One lock serialises all calls. ``n > 1`` is answered by
+    ``n`` seeded samples (``seed``, ``seed + 1``, ...); llama.cpp keeps the evaluated
+    prompt, so later samples, and later calls that share a prefix, only evaluate the
+    new tokens. Usage is counted by the model's tokenizer: the prompt once, completion
+    tokens summed over the choices (as OpenAI counts). With ``temperature == 0`` all
+    choices are the same greedy answer, generated once.
+
+    Chat requests use the model's chat template when its GGUF has one; otherwise (the
+    default Gemma 3 270M base model) the messages are joined into one prompt with
+    :meth:`Request.as_text`. Log-probabilities need ``logits_all=True`` (memory grows
+    with ``n_ctx`` times the vocabulary); without it choices carry none.
+
+    Args:
+        model_path: A GGUF file; defaults to the packaged Gemma 3 270M (assembled once).
+        n_ctx: Context window in tokens.
+        n_threads: CPU threads; defaults to :func:`default_threads` at load time.
+        n_batch: Prompt tokens evaluated per batch.
+        seed: Sampling seed used when a request has none.
+        chat: ``"auto"`` (template if the model has one), ``"template"`` or ``"text"``.
+        logits_all: Keep logits of every position (needed for log-probabilities).
+        verbose: Let llama.cpp print its logs.
+
+    Example:
+        >>> llm = LocalLlama("model.gguf")  # nothing is loaded yet
+        >>> llm.name, llm.model
+        ('local', 'model')
+    """
+
+    name = "local"
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str] | None = None,
+        *,
+        n_ctx: int = 8192,
+        n_threads: int | None = None,
+        n_batch: int = 512,
+        seed: int = 0,
+        chat: Literal["auto", "template", "text"] = "auto",
+        logits_all: bool = False,
+        verbose: bool = False,
+    ) -> None:
+        self.model_path = Path(model_path) if model_path is not None else None
+        self.model = self.model_path.stem if self.model_path else "gemma-3-270m-q4_k_m"
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.n_batch = n_batch
+        self.seed = seed
+        self.chat = chat
+        self.logits_all = logits_all
+        self.verbose = verbose
+        self._lock = threading.Lock()
+        self._llama: Any = None
+
+    def __repr__(self) -> str:
+        return f"LocalLlama({str(self.model_path or self.model)!r}, n_ctx={self.n_ctx})"
+
+    def load(self) -> Any:
+        """Load the model now (it otherwise loads on the first request); returns the Llama."""
+        with self._lock:
+            return self._load()
+
+    def _load(self) -> Any:
+        if self._llama is None:
+            llama_cpp = _llama_cpp()
+            path = self.model_path or default_model_path()
+            if self.n_threads is None:
+                self.n_threads = default_threads()
+            if not Path(path).is_file():
+                raise LLMError(f"no GGUF model file at {path}; pass an existing model_path=")
+            self._llama = llama_cpp.Llama(
+                model_path=str(path),
+                n_ctx=self.n_ctx,
+                n_threads=self.n_threads,
+                n_threads_batch=self.n_threads,
+                n_batch=self.n_batch,
+                seed=self.seed,
+                logits_all=self.logits_all,
+                verbose=self.verbose,
+            )
+            self.n_ctx = int(self._llama.n_ctx())
+        return self._llama
+
+    def _has_template(self, llama: Any) -> bool:
+        return bool(llama.metadata.get("tokenizer.chat_template"))
+
+    def _use_template(self, request: Request, llama: Any) -> bool:
+        if request.messages is None or self.chat == "text":
+            return False
+        return self.chat == "template" or self._has_template(llama)
+
+    def _count_prompt(self, llama: Any, request: Request) -> int:
+        text = request.as_text()
+        return len(llama.tokenize(text.encode("utf-8"), add_bos=True, special=True))
+
+    def complete(self, request: Request) -> Completion:
+        """Answer one request with ``request.n`` seeded samples."""
+        started = time.perf_counter()
+        with self._lock:
+            llama = self._load()
+            prompt_tokens = self._count_prompt(llama, request)
+            if prompt_tokens >= self.n_ctx:
+                raise ContextLengthError(
+                    f"the prompt has {prompt_tokens} tokens but the context window is "
+                    f"{self.n_ctx}; shrink the table view or raise LocalLlama(n_ctx=...)"
+                )
+            max_tokens = min(request.max_tokens, self.n_ctx - prompt_tokens)
+            base_seed = self.seed if request.seed is None else request.seed
+            use_template = self._use_template(request, llama)
+            # greedy decoding gives every choice the same answer: generate it once
+            samples = 1 if request.temperature == 0 else request.n
+            raws = [
+                self._sample(llama, request, use_template, max_tokens, base_seed + i)
+                for i in range(samples)
+            ]
+        choices = [self._choice(raw, chat=use_template) for raw in raws]
+        counts = [int((raw.get("usage") or {}).get("completion_tokens", 0)) for raw in raws]
+        if samples < request.n:
+            choices, counts = choices * request.n, counts * request.n
+        first_usage = raws[0].get("usage") or {}
+        usage = Usage(
+            prompt_tokens=int(first_usage.get("prompt_tokens", prompt_tokens)),
+            completion_tokens=sum(counts),
+        )
+        return Completion(
+            choices=tuple(choices),
+            usage=usage,
+            latency_s=time.perf_counter() - started,
+            backend=self.name,
+            model=self.model,
+        )
+
+    def _sample(
+        self, llama: Any, request: Request, use_template: bool, max_tokens: int, seed: int
+    ) -> dict[str, Any]:
+        options: dict[str, Any] = {
+            "max_tokens": max_tokens,
+            "temperature": request.temperature,
+            "top_p": request.top_p,
+            "top_k": 0,
+            "min_p": 0.0,
+            "repeat_penalty": 1.0,
+            "stop": list(request.stop),
+            "seed": seed,
+        }
+        try:
+            if use_template:
+                messages = [{"role": m.role, "content": m.content} for m in request.messages or ()]
+                if request.logprobs and self.logits_all:
+                    options.update(logprobs=True, top_logprobs=1)
+                return dict(llama.create_chat_completion(messages=messages, **options))
+            if request.logprobs and self.logits_all:
+                options["logprobs"] = 1
+            return dict(llama.create_completion(request.as_text(), **options))
+        except ValueError as error:
+            if "context window" in str(error) or "exceed" in str(error):
+                raise ContextLengthError(
+                    f"{error}; shrink the table view or raise LocalLlama(n_ctx=...)"
+                ) from error
+            raise LLMError(f"llama.cpp failed: {error}") from error
+
+    @staticmethod
+    def _choice(raw: dict[str, Any], *, chat: bool) -> Choice:
+        c = raw["choices"][0]
+        logprobs = None
+        if chat:
+            text = (c.get("message") or {}).get("content") or ""
+            content = (c.get("logprobs") or {}).get("content")
+            if content:
+                logprobs = tuple(
+                    TokenLogprob(token=t["token"], logprob=float(t["logprob"])) for t in content
+                )
+        else:
+            text = c.get("text") or ""
+            lp = c.get("logprobs")
+            if lp and lp.get("tokens"):
+                logprobs = tuple(
+                    TokenLogprob(token=t, logprob=float(v or 0.0))
+                    for t, v in zip(lp["tokens"], lp.get("token_logprobs") or [], strict=False)
+                )
+        return Choice(text=text, logprobs=logprobs, finish_reason=c.get("finish_reason"))

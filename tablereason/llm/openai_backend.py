@@ -1,0 +1,372 @@
+"""OpenAI and OpenAI-compatible servers (vLLM, Ollama, llama.cpp's server) via ``openai``.
+
+The ``openai`` package is imported on first use. Its own retries are switched off
+(``max_retries=0``): :class:`~tablereason.llm.retry.RetryingLLM` is the one retry policy.
+Errors are translated: rate limits, 5xx, timeouts, dropped connections and malformed
+replies become :class:`~tablereason.llm.errors.TransientLLMError` (with the server's
+Retry-After), an over-long prompt becomes :class:`~tablereason.llm.errors.ContextLengthError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import os
+import re
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal
+
+from tablereason.errors import (
+    ConfigurationError,
+    LLMError,
+    MissingDependencyError,
+    TableReasonError,
+)
+from tablereason.llm.base import Choice, Completion, Request, TokenLogprob, Usage
+from tablereason.llm.errors import ContextLengthError, EmptyCompletionError, TransientLLMError
+
+log = logging.getLogger(__name__)
+
+_CONTEXT_RE = re.compile(
+    r"context[ _](length|window)|maximum context|too many tokens|prompt is too long|"
+    r"input is too long|exceeds? the (model'?s? )?(maximum|context)",
+    re.IGNORECASE,
+)
+
+
+def _openai() -> Any:
+    try:
+        import openai
+    except ImportError as error:  # pragma: no cover - openai is a core dependency
+        raise MissingDependencyError(
+            "the OpenAI backend needs the `openai` package: pip install 'openai>=1.30'"
+        ) from error
+    return openai
+
+
+def parse_retry_after(headers: Any) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` / ``retry-after`` (seconds or HTTP date).
+
+    Example:
+        >>> parse_retry_after({"retry-after": "2"})
+        2.0
+    """
+    if headers is None:
+        return None
+    value = headers.get("retry-after-ms")
+    if value is not None:
+        try:
+            return float(value) / 1000.0
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        when = email.utils.parsedate_to_datetime(value) if value else None
+        return None if when is None else max(0.0, when.timestamp() - time.time())
+
+
+def translate_error(error: Exception, *, timeout: float) -> Exception:
+    """Map an exception from the ``openai`` client to this package's error types."""
+    if isinstance(error, TableReasonError):
+        return error
+    openai = _openai()
+    if isinstance(error, openai.APITimeoutError):
+        return TransientLLMError(f"no reply within the {timeout:g}s timeout")
+    if isinstance(error, openai.APIConnectionError):
+        cause = error.__cause__ or error
+        return TransientLLMError(f"connection failed: {type(cause).__name__}: {cause}")
+    if isinstance(error, openai.APIStatusError):
+        status = error.status_code
+        text = str(error.message)
+        if status in (400, 413, 422) and _CONTEXT_RE.search(text):
+            return ContextLengthError(
+                f"the prompt does not fit the model's context window ({text}); "
+                "shrink the table view or the demonstrations"
+            )
+        if status in (408, 409, 429) or status >= 500:
+            headers = error.response.headers if error.response is not None else None
+            return TransientLLMError(
+                f"HTTP {status}: {text}", status=status, retry_after=parse_retry_after(headers)
+            )
+        hint = " (check OPENAI_API_KEY)" if status in (401, 403) else ""
+        return LLMError(f"the server rejected the request with HTTP {status}: {text}{hint}")
+    if isinstance(error, (openai.APIResponseValidationError, ValueError)):
+        return TransientLLMError(f"malformed reply from the server: {error}")
+    return error
+
+
+def _usage(raw: Any) -> Usage:
+    if raw is None:
+        return Usage()
+    return Usage(
+        prompt_tokens=int(getattr(raw, "prompt_tokens", 0) or 0),
+        completion_tokens=int(getattr(raw, "completion_tokens", 0) or 0),
+    )
+
+
+class _OpenAIBase:
+    """Shared client handling; subclasses choose the endpoint."""
+
+    name = "openai"
+    default_model = ""
+    endpoint: Literal["chat", "completion"] = "chat"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 120.0,
+        supports_n: bool = True,
+        allow_empty: bool = False,
+        max_workers: int = 64,
+    ) -> None:
+        self.model = model or os.environ.get("OPENAI_MODEL") or self.default_model
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
+        self.timeout = timeout
+        self.supports_n = supports_n
+        self._lock = threading.Lock()
+        self.allow_empty = allow_empty
+        self.max_workers = max_workers
+        self._client: Any = None
+        self._pool: ThreadPoolExecutor | None = None
+
+    def __repr__(self) -> str:
+        where = f", base_url={self.base_url!r}" if self.base_url else ""
+        return f"{type(self).__name__}(model={self.model!r}{where})"
+
+    def _client_args(self) -> dict[str, Any]:
+        key = self._api_key
+        if key is None:
+            if self.base_url is None:
+                raise ConfigurationError(
+                    "no OpenAI credentials: set OPENAI_API_KEY (or OPENAI_BASE_URL for a local "
+                    "OpenAI-compatible server), or pass api_key= / base_url="
+                )
+            key = "not-needed"  # local servers accept any key
+        return {
+            "api_key": key,
+            "base_url": self.base_url,
+            "timeout": self.timeout,
+            "max_retries": 0,
+        }
+
+    def client(self) -> Any:
+        """The synchronous ``openai.OpenAI`` client (created on first use)."""
+        with self._lock:
+            if self._client is None:
+                self._client = _openai().OpenAI(**self._client_args())
+            return self._client
+
+    # -- wire format ----------------------------------------------------------------------
+    def _kwargs(self, request: Request, n: int, seed: int | None) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "temperature": request.temperature,
+            "top_p": request.top_p,
+            "max_tokens": request.max_tokens,
+        }
+        if n != 1:
+            kwargs["n"] = n
+        if request.stop:
+            kwargs["stop"] = list(request.stop)
+        if seed is not None:
+            kwargs["seed"] = seed
+        return kwargs
+
+    def _send(self, request: Request, n: int, seed: int | None) -> Any:
+        raise NotImplementedError
+
+    def _choices(self, response: Any) -> list[Choice]:
+        raise NotImplementedError
+
+    # -- control flow ---------------------------------------------------------------------
+    def _plan(self, request: Request) -> tuple[int, int]:
+        """(choices asked in the first call, separate single calls planned)."""
+        if request.n == 1 or self.supports_n:
+            return request.n, 0
+        return 1, request.n - 1
+
+    def _note_missing(self, asked: int, got: int) -> int:
+        missing = asked - got
+        if missing > 0 and self.supports_n and asked > 1:
+            log.warning(
+                "%s returned %d of %d choices: the server ignores `n`; asking one at a time",
+                self.base_url or "the server",
+                got,
+                asked,
+            )
+            self.supports_n = False
+        return missing
+
+    @staticmethod
+    def _checked(response: Any) -> Any:
+        if not getattr(response, "choices", None):
+            raise TransientLLMError("the server replied without any choice")
+        return response
+
+    def _seed(self, request: Request, i: int) -> int | None:
+        return None if request.seed is None else request.seed + i
+
+    def _finish(self, request: Request, responses: list[Any], started: float) -> Completion:
+        choices: list[Choice] = []
+        usage = Usage(requests=0)
+        for response in responses:
+            choices.extend(self._choices(response))
+            usage = usage + _usage(getattr(response, "usage", None))
+        usage = usage.model_copy(update={"requests": 1})
+        empty = all(c.text == "" for c in choices)
+        if self.endpoint == "chat" and empty and not self.allow_empty:
+            raise EmptyCompletionError(
+                f"{self.base_url or 'the server'} returned empty chat completions for model "
+                f"{self.model!r} (call site {request.call_site!r}); the model may have no chat "
+                "template: use OpenAICompletion, or a chat-tuned model"
+            )
+        model = getattr(responses[0], "model", None) or self.model
+        return Completion(
+            choices=tuple(choices[: request.n]),
+            usage=usage,
+            latency_s=time.perf_counter() - started,
+            backend=self.name,
+            model=str(model),
+        )
+
+    def complete(self, request: Request) -> Completion:
+        """Send the request; make up choices a server did not return one call at a time."""
+        started = time.perf_counter()
+        try:
+            asked, extra = self._plan(request)
+            responses = [self._checked(self._send(request, asked, request.seed))]
+            extra += self._note_missing(asked, len(responses[0].choices))
+            for i in range(request.n - extra, request.n):
+                responses.append(self._checked(self._send(request, 1, self._seed(request, i))))
+        except Exception as error:
+            raise translate_error(error, timeout=self.timeout) from error
+        return self._finish(request, responses, started)
+
+    async def acomplete(self, request: Request) -> Completion:
+        """Async twin of :meth:`complete`, run in this backend's own thread pool.
+
+        The synchronous client is thread-safe and, measured here, sustains higher
+        throughput than ``AsyncOpenAI``; the pool (``max_workers`` threads) keeps the
+        event loop free and does not compete for asyncio's small default executor.
+        """
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor(), self.complete, request)
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.max_workers, thread_name_prefix="openai")
+            return self._pool
+
+
+class OpenAIChat(_OpenAIBase):
+    """Chat completions (``/v1/chat/completions``) from OpenAI or a compatible server.
+
+    A prompt-only request is sent as one user message. ``n > 1`` goes out as one
+    request; when the server returns fewer choices (llama.cpp's server ignores ``n``),
+    the rest are asked for one at a time (``seed + i`` when a seed is set) and the
+    backend remembers to do so from then on. A reply whose choices are all empty
+    raises :class:`~tablereason.llm.errors.EmptyCompletionError` (seen with base models
+    that have no chat template) rather than passing an empty answer on.
+
+    Args:
+        model: Model name; defaults to ``$OPENAI_MODEL`` or ``gpt-4o-mini``.
+        base_url: Server URL; defaults to ``$OPENAI_BASE_URL`` or OpenAI's.
+        api_key: Key; defaults to ``$OPENAI_API_KEY`` (any value for local servers).
+        timeout: Seconds for one HTTP request.
+        supports_n: Start out assuming the server honours ``n``.
+        allow_empty: Return all-empty chat replies instead of raising.
+        max_workers: Threads serving :meth:`acomplete` calls.
+
+    Example:
+        >>> llm = OpenAIChat("gpt-4o-mini", api_key="sk-test")  # no network until used
+        >>> llm.name, llm.model
+        ('openai', 'gpt-4o-mini')
+    """
+
+    default_model = "gpt-4o-mini"
+    endpoint = "chat"
+
+    def _chat_kwargs(self, request: Request, n: int, seed: int | None) -> dict[str, Any]:
+        kwargs = self._kwargs(request, n, seed)
+        messages = request.messages or ()
+        if request.prompt is not None:
+            kwargs["messages"] = [{"role": "user", "content": request.prompt}]
+        else:
+            kwargs["messages"] = [{"role": m.role, "content": m.content} for m in messages]
+        if request.logprobs:
+            kwargs["logprobs"] = True
+        return kwargs
+
+    def _send(self, request: Request, n: int, seed: int | None) -> Any:
+        return self.client().chat.completions.create(**self._chat_kwargs(request, n, seed))
+
+    def _choices(self, response: Any) -> list[Choice]:
+        out = []
+        for c in sorted(response.choices or [], key=lambda c: c.index or 0):
+            logprobs = None
+            content = getattr(getattr(c, "logprobs", None), "content", None)
+            if content:
+                logprobs = tuple(TokenLogprob(token=t.token, logprob=t.logprob) for t in content)
+            text = c.message.content if c.message is not None else None
+            out.append(Choice(text=text or "", logprobs=logprobs, finish_reason=c.finish_reason))
+        return out
+
+
+class OpenAICompletion(_OpenAIBase):
+    """Text completions (``/v1/completions``): the raw prompt, no chat template.
+
+    Chat requests are flattened with :meth:`Request.as_text`. ``n`` is handled as in
+    :class:`OpenAIChat`.
+
+    Args:
+        model: Model name; defaults to ``$OPENAI_MODEL`` or ``gpt-3.5-turbo-instruct``.
+        base_url: Server URL; defaults to ``$OPENAI_BASE_URL`` or OpenAI's.
+        api_key: Key; defaults to ``$OPENAI_API_KEY`` (any value for local servers).
+        timeout: Seconds for one HTTP request.
+        supports_n: Start out assuming the server honours ``n``.
+        allow_empty: Unused here (empty text completions are returned as they are).
+        max_workers: Threads serving :meth:`acomplete` calls.
+
+    Example:
+        >>> OpenAICompletion("davinci-002", base_url="http://127.0.0.1:9/v1").base_url
+        'http://127.0.0.1:9/v1'
+    """
+
+    default_model = "gpt-3.5-turbo-instruct"
+    endpoint = "completion"
+
+    def _text_kwargs(self, request: Request, n: int, seed: int | None) -> dict[str, Any]:
+        kwargs = self._kwargs(request, n, seed)
+        kwargs["prompt"] = request.as_text()
+        if request.logprobs:
+            kwargs["logprobs"] = 1
+        return kwargs
+
+    def _send(self, request: Request, n: int, seed: int | None) -> Any:
+        return self.client().completions.create(**self._text_kwargs(request, n, seed))
+
+    def _choices(self, response: Any) -> list[Choice]:
+        out = []
+        for c in sorted(response.choices or [], key=lambda c: c.index or 0):
+            logprobs = None
+            lp = getattr(c, "logprobs", None)
+            if lp is not None and lp.tokens:
+                values = lp.token_logprobs or []
+                logprobs = tuple(
+                    TokenLogprob(token=t, logprob=float(v) if v is not None else 0.0)
+                    for t, v in zip(lp.tokens, values, strict=False)
+                )
+            out.append(Choice(text=c.text or "", logprobs=logprobs, finish_reason=c.finish_reason))
+        return out
