@@ -40,11 +40,17 @@ _LAZY = {
     "Table": "tablereason.table",
     "Step": "tablereason.table",
     "operations": "tablereason.operations",
+    "ask": "tablereason.api",
+    "load_table": "tablereason.api",
+    "Prediction": "tablereason.trace",
+    "Trace": "tablereason.trace",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason import operations
+    from tablereason.api import ask, load_table
     from tablereason.table import Step, Table
+    from tablereason.trace import Prediction, Trace
 
 
 def __getattr__(name: str) -> Any:
@@ -64,6 +70,7 @@ __all__ = [
     "LLMError",
     "MissingDependencyError",
     "ParseError",
+    "Prediction",
     "Registry",
     "RowIndexError",
     "SQLError",
@@ -73,8 +80,11 @@ __all__ = [
     "TableError",
     "TableParseError",
     "TableReasonError",
+    "Trace",
     "UnknownColumnError",
     "UnknownNameError",
     "__version__",
+    "ask",
+    "load_table",
     "operations",
 ]

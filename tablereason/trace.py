@@ -1,13 +1,17 @@
 """Traces: everything a method did, step by step, with every intermediate table.
 
 A :class:`Trace` is data. It serialises to JSON (tables as header, rows and
-caption), so a saved trace can be inspected or replayed without a model.
+caption), so a saved trace can be inspected or replayed without a model, and it
+renders as a self-contained HTML page (:meth:`Trace.to_html`, also shown by
+notebooks) or in the terminal (:meth:`Trace.print`).
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -48,15 +52,32 @@ class TraceStep(BaseModel):
     note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able form; the table becomes ``{"caption", "header", "rows"}``."""
+        """JSON-able form; the table becomes ``{"caption", "header", "rows"}``.
+
+        The header holds the table's display names (unique and non-empty, as
+        ``Table.columns`` gives them), so every column can be told apart.
+        """
         data = self.model_dump(exclude={"table"})
         table: Table | None = self.table
         if table is not None:
-            header, *rows = table.to_records()
-            data["table"] = {"caption": table.caption, "header": header, "rows": rows}
+            _, *rows = table.to_records()
+            data["table"] = {"caption": table.caption, "header": list(table.columns), "rows": rows}
         else:
             data["table"] = None
         return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TraceStep:
+        """Rebuild a step from :meth:`to_dict` output (the table is rebuilt from its rows)."""
+        from tablereason.table import Table
+
+        fields = {k: v for k, v in data.items() if k in cls.model_fields and k != "table"}
+        table = data.get("table")
+        if isinstance(table, dict) and table.get("header"):
+            fields["table"] = Table.from_records(
+                table["header"], table.get("rows") or [], caption=table.get("caption")
+            )
+        return cls.model_validate(fields)
 
 
 class Trace(BaseModel):
@@ -99,6 +120,53 @@ class Trace(BaseModel):
         """The trace as a JSON string."""
         return json.dumps(self.to_dict(), ensure_ascii=False, **kwargs)
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Trace:
+        """Rebuild a trace from :meth:`to_dict` output (for example a result file's record).
+
+        Example:
+            >>> t = Trace(question="q", steps=[TraceStep(kind="plan", name="<END>")])
+            >>> Trace.from_dict(t.to_dict()).steps[0].name
+            '<END>'
+        """
+        steps = [TraceStep.from_dict(s) for s in data.get("steps") or []]
+        return cls(method=data.get("method", ""), question=data.get("question", ""), steps=steps)
+
+    def to_html(self, path: str | os.PathLike[str] | None = None, **header: Any) -> str:
+        """A self-contained HTML page of the trace; also written to ``path`` when given.
+
+        Args:
+            path: Where to write the page.
+            **header: ``answer``, ``error``, ``extra`` and ``title`` for the page header.
+
+        Example:
+            >>> "<!doctype html>" in Trace(question="q").to_html()
+            True
+        """
+        from tablereason.trace_html import render_page
+
+        page = render_page(self.to_dict(), **header)
+        if path is not None:
+            Path(path).write_text(page, encoding="utf-8")
+        return page
+
+    def _repr_html_(self) -> str:
+        from tablereason.trace_html import render_body
+
+        return render_body(self.to_dict())
+
+    def print(self, file: TextIO | None = None, *, max_rows: int = 20, **header: Any) -> None:
+        """Print every step and intermediate table to the terminal (rich when installed).
+
+        Args:
+            file: Where to print (standard output by default).
+            max_rows: Rows shown per table.
+            **header: ``answer`` and ``error`` to print at the end.
+        """
+        from tablereason.trace_console import print_trace
+
+        print_trace(self.to_dict(), file=file, max_rows=max_rows, **header)
+
 
 class Prediction(BaseModel):
     """A method's answer with the trace that produced it.
@@ -117,3 +185,21 @@ class Prediction(BaseModel):
     def tables(self) -> list[Table]:
         """Every intermediate table of the run."""
         return self.trace.tables
+
+    def to_html(self, path: str | os.PathLike[str] | None = None) -> str:
+        """A self-contained HTML page of the run (answer and trace); written to ``path``.
+
+        Example:
+            >>> "yes" in Prediction(answer="yes").to_html()
+            True
+        """
+        return self.trace.to_html(path, answer=self.answer, error=self.error)
+
+    def _repr_html_(self) -> str:
+        from tablereason.trace_html import render_body
+
+        return render_body(self.trace.to_dict(), answer=self.answer, error=self.error)
+
+    def print(self, file: TextIO | None = None, *, max_rows: int = 20) -> None:
+        """Print the steps, every intermediate table and the answer to the terminal."""
+        self.trace.print(file, max_rows=max_rows, answer=self.answer, error=self.error)

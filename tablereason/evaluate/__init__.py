@@ -6,6 +6,7 @@ Example:
     True
 """
 
+from tablereason.evaluate.benchmark import BenchmarkSpec, run_benchmark
 from tablereason.evaluate.metrics import (
     METRICS,
     GroupScore,
@@ -14,6 +15,8 @@ from tablereason.evaluate.metrics import (
     evaluate,
     prediction_answer,
 )
+from tablereason.evaluate.ray_executor import RayExecutor
+from tablereason.evaluate.report import Report, build_report, summarize
 from tablereason.evaluate.results import ResultFileError, RunConfig, read_results
 from tablereason.evaluate.runner import (
     RunSummary,
@@ -26,18 +29,24 @@ from tablereason.evaluate.runner import (
 
 __all__ = [
     "METRICS",
+    "BenchmarkSpec",
     "GroupScore",
     "Metric",
     "MetricResult",
+    "RayExecutor",
+    "Report",
     "ResultFileError",
     "RunConfig",
     "RunSummary",
+    "build_report",
     "evaluate",
     "merge_results",
     "parse_shard",
     "prediction_answer",
     "read_results",
+    "run_benchmark",
     "run_evaluation",
     "score_results",
     "shard_examples",
+    "summarize",
 ]

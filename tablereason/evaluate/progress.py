@@ -16,12 +16,13 @@ def _duration(seconds: float) -> str:
 
 
 class ProgressLine:
-    """Done count, accuracy so far, tokens, rate and ETA, redrawn in place.
+    """Done count, accuracy so far, tokens, cost, rate and ETA, redrawn in place.
 
     Args:
         total: Examples this run will process (excluding ones resumed from the file).
         stream: Where to write; ``sys.stderr`` by default.
         min_interval_s: Redraw at most this often (the last update always draws).
+        show_cost: Show the dollar cost so far.
 
     Example:
         >>> import io
@@ -32,7 +33,12 @@ class ProgressLine:
     """
 
     def __init__(
-        self, total: int, *, stream: TextIO | None = None, min_interval_s: float = 0.2
+        self,
+        total: int,
+        *,
+        stream: TextIO | None = None,
+        min_interval_s: float = 0.2,
+        show_cost: bool = False,
     ) -> None:
         self.total = total
         self.stream = stream or sys.stderr
@@ -42,15 +48,25 @@ class ProgressLine:
         self.scored = 0
         self.score_sum = 0.0
         self.tokens = 0
+        self.cost = 0.0
+        self.show_cost = show_cost
         self.started = time.monotonic()
         self._last_draw = 0.0
         self._lock = threading.Lock()
         self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
 
-    def update(self, *, score: float | None = None, tokens: int = 0, failed: bool = False) -> None:
+    def update(
+        self,
+        *,
+        score: float | None = None,
+        tokens: int = 0,
+        failed: bool = False,
+        cost: float = 0.0,
+    ) -> None:
         """Count one finished example and redraw when due."""
         with self._lock:
             self.done += 1
+            self.cost += cost
             self.failed += failed
             self.tokens += tokens
             if score is not None:
@@ -72,7 +88,8 @@ class ProgressLine:
         rate = self.done / elapsed if elapsed > 0 else 0.0
         left = (self.total - self.done) / rate if rate > 0 else 0.0
         accuracy = f"{100 * self.score_sum / self.scored:5.1f}%" if self.scored else "  n/a"
+        cost = f" | ${self.cost:,.4f}" if self.show_cost else ""
         return (
             f"[{self.done}/{self.total}] acc {accuracy} | failed {self.failed} | "
-            f"tokens {self.tokens:,} | {rate:.2f} ex/s | ETA {_duration(left)}"
+            f"tokens {self.tokens:,}{cost} | {rate:.2f} ex/s | ETA {_duration(left)}"
         )

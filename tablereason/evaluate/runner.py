@@ -103,8 +103,26 @@ def _as_prediction(value: Any) -> Prediction:
     return Prediction(answer=str(value))
 
 
+Price = Callable[[int, int], float]
+"""``price(prompt_tokens, completion_tokens) -> dollars``."""
+
+
+def _table_shape(example: Example) -> tuple[int, int] | None:
+    if example.table_source is None:
+        return None
+    try:
+        table = example.table  # built (and cached) when the method ran
+    except Exception:  # a table that cannot be built has no size
+        return None
+    return None if table is None else (table.num_rows, len(table.columns))
+
+
 def _run_one(
-    method: Method, example: Example, metric: Metric | None, traces: bool
+    method: Method,
+    example: Example,
+    metric: Metric | None,
+    traces: bool,
+    price: Price | None = None,
 ) -> dict[str, Any]:
     started = time.perf_counter()
     try:
@@ -132,7 +150,19 @@ def _run_one(
         "requests": usage.requests,
         "duration_s": round(duration, 6),
         "steps": len(prediction.trace.steps),
+        "operations": sum(
+            1 for s in prediction.trace.steps if s.kind == "operation" and not s.error
+        ),
     }
+    shape = _table_shape(example)
+    record["table_rows"], record["table_columns"] = shape if shape else (None, None)
+    if metric is not None:
+        try:
+            record["groups"] = [str(g) for g in metric.groups(example)]
+        except Exception:  # breakdown groups are optional
+            record["groups"] = []
+    if price is not None:
+        record["cost"] = price(usage.prompt_tokens, usage.completion_tokens)
     if traces:
         try:
             record["trace"] = prediction.trace.to_dict()
@@ -153,6 +183,8 @@ def run_evaluation(
     progress: bool = True,
     traces: bool = True,
     executor: Executor | None = None,
+    price: Price | None = None,
+    sync_interval_s: float = 0.0,
 ) -> RunSummary:
     """Run ``method`` on every example (of one shard) and stream results to ``out``.
 
@@ -169,6 +201,11 @@ def run_evaluation(
         progress: Show a live progress line on stderr.
         traces: Store each prediction's trace in its record.
         executor: A ``concurrent.futures`` executor to use instead of a thread pool.
+        price: ``price(prompt_tokens, completion_tokens) -> dollars``; each record then
+            carries its ``cost`` and the progress line the cost so far.
+        sync_interval_s: Batch the result file's ``fsync`` calls to one per interval
+            (0: one per record). Either way a killed run loses nothing; see
+            :class:`~tablereason.evaluate.results.ResultWriter`.
 
     Returns:
         A :class:`RunSummary`.
@@ -198,20 +235,25 @@ def run_evaluation(
     scorer = METRICS.get(config.metric) if config.metric else None
     mine = shard_examples(examples, shard)
     started = time.perf_counter()
-    writer = open_results(out, config)
+    writer = open_results(out, config, sync_interval_s=sync_interval_s)
     pending = [e for e in mine if e.id not in writer.done]
     resumed = len(mine) - len(pending)
-    bar = ProgressLine(len(pending)) if progress and pending else None
+    bar = ProgressLine(len(pending), show_cost=price is not None) if progress and pending else None
     pool = executor or ThreadPoolExecutor(max_workers=concurrency)
     futures: list[Future[dict[str, Any]]] = []
     try:
-        futures = [pool.submit(_run_one, method, e, scorer, traces) for e in pending]
+        futures = [pool.submit(_run_one, method, e, scorer, traces, price) for e in pending]
         for future in as_completed(futures):
             record = future.result()
             writer.write(record)
             if bar is not None:
                 tokens = record["prompt_tokens"] + record["completion_tokens"]
-                bar.update(score=record["score"], tokens=tokens, failed=bool(record["error"]))
+                bar.update(
+                    score=record["score"],
+                    tokens=tokens,
+                    failed=bool(record["error"]),
+                    cost=record.get("cost") or 0.0,
+                )
     except BaseException:
         for future in futures:
             future.cancel()

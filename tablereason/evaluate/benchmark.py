@@ -1,0 +1,304 @@
+"""Run a registered method over a benchmark dataset into a run folder.
+
+A run folder holds ``results.jsonl`` (see :mod:`tablereason.evaluate.results`), the
+response cache ``responses.sqlite`` (so a rerun replays answers without calling the
+model) and, after :func:`tablereason.evaluate.report.build_report`, the report pages.
+Rerunning with the same folder continues where the last run stopped.
+
+A :class:`BenchmarkSpec` describes a run with plain values, so it can travel to other
+processes or machines: with ``shards=n`` and an executor (threads, processes, or
+:class:`~tablereason.evaluate.ray_executor.RayExecutor`), each shard runs as one task
+that builds its own model from the spec, and the shard files are merged at the end.
+
+Example:
+    >>> spec = BenchmarkSpec(dataset="wikitq", out="runs/wikitq", limit=20)  # doctest: +SKIP
+    >>> run_benchmark(spec).result.percent  # doctest: +SKIP
+    45.0
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import Executor
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from tablereason.errors import ConfigurationError
+from tablereason.evaluate.results import ResultFileError, RunConfig, read_results
+from tablereason.evaluate.runner import RunSummary, merge_results, run_evaluation
+from tablereason.llm.base import LLM
+
+RESULTS_FILE = "results.jsonl"
+CACHE_FILE = "responses.sqlite"
+
+
+class BenchmarkSpec(BaseModel):
+    """Everything that defines an evaluation run, as plain values.
+
+    Attributes:
+        dataset: Dataset name (``wikitq``, ``tabfact``, ...).
+        out: Run folder.
+        split: Split; the dataset's default when ``None``.
+        method: Method name; the dataset's default method when ``None``.
+        model: Model spec (see :func:`tablereason.resolve.base_llm`); the environment's
+            default when ``None``.
+        base_url: OpenAI-compatible server URL.
+        profile: Method profile (``"paper"`` or ``"efficient"`` for Chain-of-Table).
+        options: Further method options.
+        limit: First ``limit`` examples only.
+        concurrency: Examples run at once (threads).
+        data_dir: Data folder (else ``$TABLEREASON_DATA_DIR``).
+        cache: Response cache file; ``<out>/responses.sqlite`` when ``None``, no cache
+            when ``""``.
+        offline: Answer only from the cache.
+        seed: Seed recorded in the configuration and passed to the method.
+        traces: Keep each example's trace in its result record (needed for pages).
+        sync_interval_s: At most one ``fsync`` of the result file per interval; a killed
+            run loses nothing either way (see :class:`~tablereason.evaluate.results.
+            ResultWriter`), a machine crash at most this interval's records.
+    """
+
+    dataset: str
+    out: str
+    split: str | None = None
+    method: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    profile: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+    limit: int | None = None
+    concurrency: int = 4
+    data_dir: str | None = None
+    cache: str | None = None
+    offline: bool = False
+    seed: int | None = None
+    traces: bool = True
+    sync_interval_s: float = 0.05
+
+    def results_path(self, shard: str | None = None) -> Path:
+        """The result file of the whole run, or of one shard (``"i/n"``)."""
+        if shard is None:
+            return Path(self.out) / RESULTS_FILE
+        index, count = shard.split("/")
+        return Path(self.out) / "shards" / f"results-{index}-of-{count}.jsonl"
+
+    def cache_path(self) -> Path | None:
+        """The response cache file, or ``None`` when caching is off."""
+        if self.cache == "":
+            return None
+        return Path(self.cache) if self.cache else Path(self.out) / CACHE_FILE
+
+
+def run_shard(
+    spec: BenchmarkSpec,
+    shard: str | None = None,
+    *,
+    llm: LLM | None = None,
+    progress: bool = False,
+    executor: Executor | None = None,
+) -> RunSummary:
+    """Run one shard (or, with ``shard=None``, everything) of ``spec`` into its file.
+
+    Args:
+        spec: The run.
+        shard: ``"i/n"`` or ``None``.
+        llm: A model object to use instead of building one from ``spec.model`` (it is
+            still wrapped with the run's cache).
+        progress: Show the live progress line.
+        executor: Executor for the examples (threads by default).
+
+    Returns:
+        The shard's :class:`~tablereason.evaluate.runner.RunSummary`.
+    """
+    from tablereason import __version__
+    from tablereason.datasets import DATASETS, load_dataset
+    from tablereason.llm.usage import PriceTable
+    from tablereason.resolve import build_method, method_config, resolve_llm, run_example
+
+    if spec.concurrency < 1:
+        raise ConfigurationError(f"concurrency must be at least 1, got {spec.concurrency}")
+    dataset = DATASETS.get(spec.dataset)
+    split = spec.split or dataset.default_split
+    examples = load_dataset(spec.dataset, split, data_dir=spec.data_dir, limit=spec.limit)
+    model = resolve_llm(
+        llm if llm is not None else spec.model,
+        base_url=spec.base_url,
+        cache=spec.cache_path(),
+        offline=spec.offline,
+        quiet=not progress,
+    )
+    options = dict(spec.options)
+    if spec.profile is not None:
+        options["profile"] = spec.profile
+    if spec.seed is not None:
+        options["seed"] = spec.seed
+    method_name = spec.method or dataset.default_method
+    method = build_method(method_name, model, task=spec.dataset, **options)
+    described = method_config(method)
+    settings = described.get("settings") or {}
+    config = RunConfig(
+        dataset=spec.dataset,
+        split=split,
+        method=method_name,
+        profile=spec.profile or settings.get("profile"),
+        model=f"{model.name}:{model.model}",
+        seed=spec.seed,
+        prompt_hashes=dict(described.get("prompts") or {}),
+        metric=dataset.default_metric,
+        limit=spec.limit,
+        concurrency=spec.concurrency,
+        library_version=__version__,
+        extra={"total": len(examples), "options": options, "method_config": described},
+    )
+    prices = PriceTable()
+
+    def price(prompt_tokens: int, completion_tokens: int) -> float:
+        return prices.cost(
+            model.model,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            backend=model.name,
+        )
+
+    def call(example: Any) -> Any:
+        return run_example(method, example)
+
+    call.__name__ = method_name
+    return run_evaluation(
+        call,
+        examples,
+        spec.results_path(shard),
+        config=config,
+        concurrency=spec.concurrency,
+        shard=shard,
+        progress=progress,
+        traces=spec.traces,
+        executor=executor,
+        price=price,
+        sync_interval_s=spec.sync_interval_s,
+    )
+
+
+def run_benchmark(
+    spec: BenchmarkSpec,
+    *,
+    llm: LLM | None = None,
+    shards: int | None = None,
+    shard: str | None = None,
+    executor: Executor | None = None,
+    progress: bool = True,
+) -> RunSummary:
+    """Run ``spec``: in this process, or as ``shards`` tasks on ``executor``.
+
+    Args:
+        spec: The run.
+        llm: Model object to use instead of ``spec.model`` (not with sharded runs on
+            executors that copy their arguments to other processes).
+        shards: Split the examples into this many shards, each one task on ``executor``;
+            their files are merged into ``results.jsonl``.
+        shard: Run only this shard (``"i/n"``) here, into ``shards/results-i-of-n.jsonl``.
+        executor: Runs the shard tasks (a thread pool, a process pool, a
+            :class:`~tablereason.evaluate.ray_executor.RayExecutor`); needed with ``shards``.
+        progress: Show the live progress line (unsharded runs).
+
+    Returns:
+        The summary of the whole run (for sharded runs, of the merged file).
+
+    Raises:
+        ConfigurationError: For bad settings (``shards`` without an executor, ...).
+        DatasetError: When the dataset files are missing.
+    """
+    if shard is not None and shards is not None:
+        raise ConfigurationError("give either shard ('i/n', one shard here) or shards, not both")
+    if shards is None:
+        return run_shard(spec, shard, llm=llm, progress=progress)
+    if shards < 1:
+        raise ConfigurationError(f"shards must be at least 1, got {shards}")
+    if executor is None:
+        raise ConfigurationError("a sharded run needs an executor to run the shard tasks")
+    if llm is not None and getattr(executor, "copies_arguments", False):
+        raise ConfigurationError(
+            "this executor copies its tasks to other processes; give the model as "
+            "spec.model (and spec.base_url) instead of an llm object"
+        )
+    spec = _absolute(spec)
+    specs = [f"{i}/{shards}" for i in range(shards)]
+    futures = [executor.submit(run_shard, spec, shard, llm=llm) for shard in specs]
+    parts = [future.result() for future in futures]
+    merged = merge_results([spec.results_path(s) for s in specs], spec.results_path())
+    return _merged_summary(merged, parts)
+
+
+def _absolute(spec: BenchmarkSpec) -> BenchmarkSpec:
+    """The spec with absolute paths, for tasks that run in other working directories."""
+    from tablereason.datasets import DATA_DIR_ENV
+
+    data_dir = spec.data_dir or os.environ.get(DATA_DIR_ENV)
+    update: dict[str, Any] = {
+        "out": os.path.abspath(spec.out),
+        "data_dir": os.path.abspath(data_dir) if data_dir else None,
+    }
+    if spec.cache:
+        update["cache"] = os.path.abspath(spec.cache)
+    return spec.model_copy(update=update)
+
+
+def _merged_summary(path: Path, parts: list[RunSummary]) -> RunSummary:
+    config, records, _ = read_results(path)
+    total = sum(p.total for p in parts)
+    result = None
+    if parts and parts[0].result is not None:
+        from tablereason.evaluate.metrics import GroupScore, MetricResult
+
+        correct = sum(p.result.correct for p in parts if p.result is not None)
+        groups: dict[str, list[float]] = {}
+        for part in parts:
+            for name, group in (part.result.breakdown if part.result else {}).items():
+                bucket = groups.setdefault(name, [0.0, 0.0])
+                bucket[0] += group.correct
+                bucket[1] += group.n
+        result = MetricResult(
+            metric=parts[0].result.metric,
+            score=correct / total if total else 0.0,
+            n=total,
+            correct=correct,
+            breakdown={
+                g: GroupScore(score=c / k if k else 0.0, n=int(k), correct=c)
+                for g, (c, k) in groups.items()
+            },
+        )
+    return RunSummary(
+        path=path,
+        config=config,
+        total=total,
+        resumed=sum(p.resumed for p in parts),
+        ran=sum(p.ran for p in parts),
+        failed=sum(1 for r in records if r.get("error")),
+        tokens=sum(r.get("prompt_tokens", 0) + r.get("completion_tokens", 0) for r in records),
+        wall_s=max((p.wall_s for p in parts), default=0.0),
+        result=result,
+    )
+
+
+def find_results(path: str | os.PathLike[str]) -> Path:
+    """The result file of a run folder (or the file itself).
+
+    Raises:
+        ResultFileError: When there is none.
+
+    Example:
+        >>> find_results("runs/wikitq")  # doctest: +SKIP
+        PosixPath('runs/wikitq/results.jsonl')
+    """
+    target = Path(path)
+    if target.is_file():
+        return target
+    candidate = target / RESULTS_FILE
+    if candidate.is_file():
+        return candidate
+    raise ResultFileError(
+        f"no {RESULTS_FILE} in {str(target)!r}; give the folder passed to `tablereason eval "
+        "--out` (or a result file)"
+    )

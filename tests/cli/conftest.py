@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from scripted_server import ScriptedServer, taymyr_reply, wikitq_reply
+
+
+@pytest.fixture
+def taymyr_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedServer]:
+    with ScriptedServer(taymyr_reply) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "unused")
+        monkeypatch.setenv("OPENAI_MODEL", "fake-model")
+        yield server
+
+
+@pytest.fixture
+def wikitq_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedServer]:
+    with ScriptedServer(wikitq_reply) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "unused")
+        monkeypatch.setenv("OPENAI_MODEL", "fake-model")
+        yield server
