@@ -1,0 +1,288 @@
+"""Cost and accuracy of Chain-of-Table, paper vs efficient profile, on TabFact and WikiTQ.
+
+For every example it records LLM requests, completions, prompt and completion tokens,
+wall time, the answer and whether it is right, then summarises per profile and task,
+split by table size (up to 10 rows, more than 10). It also times one question end to
+end on a 10-row TabFact table.
+
+    .venv/bin/python benchmarks/bench_chain_of_table.py --tabfact 50 --wikitq 50
+    .venv/bin/python benchmarks/bench_chain_of_table.py --tabfact 5 --wikitq 5 --out r.json
+
+TabFact examples come from ../shared/data/tabfact/test.jsonl (tables used by the prompt
+demos are excluded); WikiTQ examples from ../shared/data/wikitq/data/test.tsv. Both
+samples are drawn with a fixed seed. A failed example counts as wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from tablereason.llm.base import LLM
+from tablereason.methods import ChainOfTable
+from tablereason.methods.chain_of_table import completions
+from tablereason.methods.chain_of_table_demos import DEMO_TABLE_IDS
+from tablereason.table import Table
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+def tabfact_sample(data: Path, n: int, seed: int = 0) -> list[dict[str, Any]]:
+    """``n`` TabFact statements whose tables are not used by the demos."""
+    lines = (data / "tabfact" / "test.jsonl").read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines]
+    eligible = [i for i, r in enumerate(records) if r["table_id"] not in DEMO_TABLE_IDS]
+    random.Random(seed).shuffle(eligible)
+    picked = sorted(eligible[:n])  # a smaller n gives a subset of a larger one
+    out = []
+    for i in picked:
+        r = records[i]
+        table = Table.from_records(r["table_text"][0], r["table_text"][1:], r["table_caption"])
+        out.append(
+            {
+                "id": f"test-{i}",
+                "task": "tabfact",
+                "table": table,
+                "question": r["statement"],
+                "gold": r["label"],
+            }
+        )
+    return out
+
+
+def wikitq_sample(data: Path, n: int, seed: int = 0) -> list[dict[str, Any]]:
+    """``n`` WikiTQ test questions with their tables (captioned by the page title)."""
+    folder = data / "wikitq"
+    with open(folder / "data" / "test.tsv", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+    order = list(range(len(rows)))
+    random.Random(seed).shuffle(order)
+    picked = sorted(order[:n])
+    out = []
+    for i in picked:
+        row = rows[i]
+        page = folder / row["context"].replace("-csv", "-page").replace(".csv", ".json")
+        title = json.loads(page.read_text())["title"] if page.exists() else None
+        table = Table.from_csv(folder / row["context"], caption=title)
+        out.append(
+            {
+                "id": row["id"],
+                "task": "wikitq",
+                "table": table,
+                "question": row["utterance"],
+                "gold": None,
+            }
+        )
+    return out
+
+
+def wikitq_scorer(data: Path) -> Callable[[str, list[str]], bool]:
+    """Official-equivalent WikiTQ denotation check against the tagged targets."""
+    from tablereason.evaluate.wikitq_eval import (
+        check_denotation,
+        load_tagged_targets,
+        to_value_list,
+    )
+
+    targets = load_tagged_targets([data / "wikitq" / "data" / "test.tagged"])
+    return lambda ex_id, answer: check_denotation(targets[ex_id], to_value_list(answer))
+
+
+def run_one(llm: LLM, profile: str, example: dict[str, Any]) -> dict[str, Any]:
+    """Run one example; return its cost, time and answer."""
+    method = ChainOfTable(llm, task=example["task"], profile=profile)
+    start = time.perf_counter()
+    prediction = method.run(example["table"], example["question"])
+    seconds = time.perf_counter() - start
+    usage = prediction.trace.usage
+    return {
+        "id": example["id"],
+        "task": example["task"],
+        "profile": profile,
+        "rows": example["table"].num_rows,
+        "seconds": round(seconds, 2),
+        "requests": usage.requests,
+        "completions": completions(prediction.trace),
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "answer": prediction.answer,
+        "error": prediction.error,
+        "chain": prediction.trace.steps[-1].arguments.get("chain"),
+    }
+
+
+def correct(result: dict[str, Any], example: dict[str, Any], score_wtq: Callable) -> bool:
+    if result["error"]:
+        return False
+    if example["task"] == "tabfact":
+        return result["answer"] == ("yes" if example["gold"] == 1 else "no")
+    return bool(result["answer"]) and score_wtq(example["id"], result["answer"])
+
+
+def summarise(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Mean cost per example and accuracy per (task, profile, size bucket)."""
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for r in results:
+        bucket = "<=10 rows" if r["rows"] <= 10 else ">10 rows"
+        for key in ((r["task"], r["profile"], bucket), (r["task"], r["profile"], "all")):
+            groups.setdefault(key, []).append(r)
+    rows = []
+    for (task, profile, bucket), items in sorted(groups.items()):
+
+        def mean(key: str, items: list[dict[str, Any]] = items) -> float:
+            return round(statistics.mean(i[key] for i in items), 1)
+
+        rows.append(
+            {
+                "task": task,
+                "profile": profile,
+                "size": bucket,
+                "n": len(items),
+                "requests": mean("requests"),
+                "completions": mean("completions"),
+                "prompt_tokens": mean("prompt_tokens"),
+                "completion_tokens": mean("completion_tokens"),
+                "seconds": mean("seconds"),
+                "accuracy": round(sum(i["correct"] for i in items) / len(items), 3),
+                "failed": sum(1 for i in items if i["error"]),
+            }
+        )
+    return rows
+
+
+def markdown(summary: Sequence[dict[str, Any]]) -> str:
+    cols = [
+        "task",
+        "profile",
+        "size",
+        "n",
+        "requests",
+        "completions",
+        "prompt_tokens",
+        "completion_tokens",
+        "seconds",
+        "accuracy",
+        "failed",
+    ]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in summary]
+    return "\n".join(lines)
+
+
+def make_llm(kind: str) -> LLM:
+    if kind == "local":
+        from tablereason.llm import LocalLlama
+
+        llm = LocalLlama(n_ctx=16384)
+        llm.load()
+        return llm
+    from tablereason.llm import ScriptedLLM  # harness check without a model
+
+    def reply(request: Any) -> str:
+        site = request.call_site.rsplit("/", 1)[-1]
+        return {"plan": " f_select_row(row 1) -> <END>", "select_row": "row 1])"}.get(site, " yes")
+
+    return ScriptedLLM(fn=reply)
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tabfact", type=int, default=50)
+    parser.add_argument("--wikitq", type=int, default=50)
+    parser.add_argument("--profiles", default="efficient,paper")
+    parser.add_argument("--llm", choices=["local", "scripted"], default="local")
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--out", type=Path, default=None, help="write all results as JSON")
+    parser.add_argument("--no-timing", action="store_true", help="skip the 10-row timing")
+    parser.add_argument(
+        "--log",
+        type=Path,
+        default=None,
+        help="append each result as a JSON line (survives interruption)",
+    )
+    parser.add_argument(
+        "--summarise", type=Path, default=None, help="only print the summary of a --log file"
+    )
+    args = parser.parse_args(argv)
+    if args.summarise:
+        lines = args.summarise.read_text(encoding="utf-8").splitlines()
+        logged = [json.loads(line) for line in lines if line.strip()]
+        summary = summarise([r for r in logged if not r.get("timing")])
+        print(markdown(summary))
+        for t in (r for r in logged if r.get("timing")):
+            print(
+                f"10-row TabFact {t['id']} ({t['profile']}): {t['seconds']} s, "
+                f"{t['requests']} requests, {t['completions']} completions, "
+                f"{t['prompt_tokens']} prompt tokens"
+            )
+        return {"summary": summary}
+    llm = make_llm(args.llm)
+    profiles = args.profiles.split(",")
+    examples = tabfact_sample(args.data, args.tabfact) + wikitq_sample(args.data, args.wikitq)
+    score_wtq = wikitq_scorer(args.data)
+    ten = [e for e in tabfact_sample(args.data, 2000) if e["table"].num_rows == 10][:1]
+    results, timing = [], []
+
+    def log(result: dict[str, Any]) -> None:
+        if args.log:
+            with args.log.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(result, default=str) + "\n")
+
+    for profile in profiles:
+        if not args.no_timing:
+            for example in ten:
+                timing.append({**run_one(llm, profile, example), "timing": True})
+                log(timing[-1])
+        for example in examples:
+            result = run_one(llm, profile, example)
+            result["correct"] = correct(result, example, score_wtq)
+            results.append(result)
+            log(result)
+            print(
+                json.dumps(
+                    {
+                        k: result[k]
+                        for k in (
+                            "id",
+                            "profile",
+                            "rows",
+                            "seconds",
+                            "requests",
+                            "prompt_tokens",
+                            "answer",
+                            "correct",
+                            "error",
+                        )
+                    }
+                ),
+                flush=True,
+            )
+    report = {
+        "model": getattr(llm, "model", "") or type(llm).__name__,
+        "summary": summarise(results),
+        "timing_10_rows": timing,
+        "results": results,
+    }
+    print(markdown(report["summary"]))
+    for t in timing:
+        print(
+            f"10-row TabFact {t['id']} ({t['profile']}): {t['seconds']} s, "
+            f"{t['requests']} requests, {t['completions']} completions, "
+            f"{t['prompt_tokens']} prompt tokens"
+        )
+    if args.out:
+        args.out.write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
+    return report
+
+
+if __name__ == "__main__":
+    sys.exit(0 if main() else 1)

@@ -1,0 +1,173 @@
+"""One Chain-of-Table run's state and its model calls, each recorded in the trace."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, TypeVar
+
+from tablereason.errors import ParseError
+from tablereason.llm.base import LLM, Message, Request
+from tablereason.methods.chain_of_table_settings import ChainOfTableSettings
+from tablereason.prompts.render import template
+from tablereason.trace import Trace, TraceStep
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.table import Table
+
+T = TypeVar("T")
+Task = Literal["tabfact", "wikitq"]
+PROMPTS = "chain_of_table"
+
+
+@dataclass
+class ChainEntry:
+    """One record of the operation chain, as the reference logs it.
+
+    ``text`` is the ``act_chain`` string (``f_select_row(row 1, row 2)``, ``skip f_sort_column()``).
+    """
+
+    op: str
+    kept: bool
+    text: str
+
+
+@dataclass
+class Session:
+    """Everything one ``run`` needs: model, settings, question, evolving table, trace."""
+
+    llm: LLM
+    settings: ChainOfTableSettings
+    task: Task
+    question: str
+    add_column_question: str
+    table: Table
+    trace: Trace
+    chain: list[ChainEntry] = field(default_factory=list)
+    groups: tuple[str, list[tuple[str, int]]] | None = None
+    proposals: list[str] = field(default_factory=list)
+
+    @property
+    def paper(self) -> bool:
+        """Whether the reference ("paper") rules apply."""
+        return self.settings.profile == "paper"
+
+    @property
+    def label(self) -> str:
+        """How the prompts call the input: ``Statement`` (TabFact) or ``Question`` (WikiTQ)."""
+        return "Statement" if self.task == "tabfact" else "Question"
+
+    def header(self) -> list[str]:
+        """Column names of the current table."""
+        return self.table.columns
+
+    def view(self, *, max_rows: int | None = None) -> tuple[list[int], list[list[str]]]:
+        """Row labels (1-based) and rows of the current table as prompts should show them."""
+        rows = self.table.rows()
+        limit = max_rows if max_rows is not None else self.settings.view_rows
+        if self.settings.sample_view and max_rows is None:
+            from tablereason.methods.chain_of_table_views import view_rows
+
+            keep = view_rows(rows, self.question, limit)
+        else:
+            keep = list(range(min(limit, len(rows))))
+        return [i + 1 for i in keep], [rows[i] for i in keep]
+
+    def prompt_name(self, name: str) -> str:
+        """Full template name for a Chain-of-Table prompt."""
+        return f"{PROMPTS}/{name}"
+
+    def ask(
+        self,
+        step: TraceStep,
+        prompt: str,
+        *,
+        n: int = 1,
+        temperature: float = 0.0,
+        max_tokens: int = 150,
+        stop: Sequence[str] = (),
+    ) -> list[str]:
+        """Send one request; add its completions and usage to ``step``; return the texts."""
+        common = {
+            "n": n,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "stop": tuple(stop),
+            "seed": self.settings.seed if temperature > 0 else None,
+            "call_site": f"{PROMPTS}/{step.name}",
+        }
+        if self.settings.chat_messages:
+            system = template(self.prompt_name("system"))
+            request = Request(
+                messages=(
+                    Message(role="system", content=system),
+                    Message(role="user", content=prompt),
+                ),
+                **common,  # type: ignore[arg-type]
+            )
+        else:
+            request = Request(prompt=prompt, **common)  # type: ignore[arg-type]
+        completion = self.llm.complete(request)
+        step.usage = step.usage + completion.usage
+        texts = completion.texts or [""]
+        step.raw.extend(texts)
+        return texts
+
+    def ask_parsed(
+        self,
+        step: TraceStep,
+        prompt: str,
+        parse: Callable[[str], T],
+        *,
+        max_tokens: int,
+        stop: Sequence[str] = (),
+    ) -> T | None:
+        """Ask once, parse, and re-ask up to ``settings.repairs`` times on a parse failure.
+
+        A re-ask appends the failed reply, what was wrong, and the prompt's last line, so
+        the prompt prefix stays the same. Returns ``None`` (with ``step.error`` set) when
+        every attempt fails.
+        """
+        current = prompt
+        for attempt in range(self.settings.repairs + 1):
+            text = self.ask(step, current, max_tokens=max_tokens, stop=stop)[0]
+            try:
+                value = parse(text)
+            except ParseError as err:
+                step.error = f"{err} (expected: {err.expected})"
+                cue = prompt.rsplit("\n", 1)[-1]
+                current = (
+                    f"{prompt}{text}\n\nThat reply could not be read: {err}. "
+                    f"Expected: {err.expected}. Answer again.\n{cue}"
+                )
+                continue
+            if attempt:
+                step.note = f"parsed after {attempt} re-ask(s); first error: {step.error}"
+                step.error = None
+            return value
+        return None
+
+
+def timed_step(trace: Trace, kind: str, name: str, prompt_name: str | None = None) -> TraceStep:
+    """Add a new step to ``trace`` and stamp its start time in ``duration_s``."""
+    step = trace.add(TraceStep(kind=kind, name=name, prompt_name=prompt_name))
+    step.duration_s = time.perf_counter()
+    return step
+
+
+def finish(step: TraceStep) -> TraceStep:
+    """Turn the start stamp of :func:`timed_step` into the step's duration."""
+    step.duration_s = time.perf_counter() - step.duration_s
+    return step
+
+
+def mask_digits(text: str) -> str:
+    """Replace every run of digits with ``_`` (the reference's add-column statement).
+
+    Example:
+        >>> mask_digits("won 12 of 30 games")
+        'won _ of _ games'
+    """
+    return re.sub(r"\d+", "_", text)

@@ -1,0 +1,84 @@
+"""Chain-of-Table settings and the two named profiles, ``paper`` and ``efficient``.
+
+``paper`` reproduces the published code's behaviour (REFERENCE.md section 1);
+``efficient`` is the same method with the reference's bugs fixed and its costs cut.
+docs/chain_of_table.md lists every difference.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tablereason.registry import Registry
+
+
+class ChainOfTableSettings(BaseModel):
+    """Every knob of a Chain-of-Table run.
+
+    Attributes:
+        profile: Which prompt family and rule set to use: ``"paper"`` or ``"efficient"``.
+        select_samples: Completions sampled for row and column selection.
+        select_temperature: Sampling temperature for row and column selection.
+        select_union: How many top-voted selections are united.
+        add_column_per_row: Reference behaviour: 3 values from a first call, then one
+            call per further row. Otherwise all rows in one call per chunk.
+        add_column_chunk_rows: Rows per add-column call when not per row.
+        sort_numerical_only: Apply a sort only when the model calls the column Numerical.
+        group_threshold: A column is grouped only when distinct / non-empty values is at
+            most this.
+        view_rows: Most rows a prompt shows (operations still run over every row).
+        sample_view: Choose the shown rows around what the question mentions (else the
+            first ``view_rows`` rows, as the reference does).
+        repairs: Re-asks allowed when a reply cannot be parsed (0 = reference).
+        reuse_plan: Follow the rest of a generated chain instead of asking the planner
+            again at every step.
+        chat_messages: Send the reference's system message plus one user message instead
+            of one raw prompt.
+        lowercase_wikitq: Lower-case WikiTQ tables and questions (the reference's
+            rules assume lower-case text, as TabFact has).
+        mask_digits: Replace digit runs with ``_`` in the add-column question (reference).
+        seed: Seed sent with sampled requests, so runs replay exactly.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    profile: Literal["paper", "efficient"] = "efficient"
+    select_samples: int = Field(default=1, ge=1)
+    select_temperature: float = Field(default=0.0, ge=0.0)
+    select_union: int = Field(default=1, ge=1)
+    add_column_per_row: bool = False
+    add_column_chunk_rows: int = Field(default=25, ge=1)
+    sort_numerical_only: bool = False
+    group_threshold: float = 0.8
+    view_rows: int = Field(default=30, ge=1)
+    sample_view: bool = True
+    repairs: int = Field(default=1, ge=0)
+    reuse_plan: bool = True
+    chat_messages: bool = False
+    lowercase_wikitq: bool = False
+    mask_digits: bool = False
+    seed: int | None = 0
+
+
+PROFILES: Registry[ChainOfTableSettings] = Registry("Chain-of-Table profile")
+PROFILES.register(
+    "paper",
+    ChainOfTableSettings(
+        profile="paper",
+        select_samples=8,
+        select_temperature=0.5,
+        select_union=2,
+        add_column_per_row=True,
+        sort_numerical_only=True,
+        view_rows=100,
+        sample_view=False,
+        repairs=0,
+        reuse_plan=False,
+        chat_messages=True,
+        lowercase_wikitq=True,
+        mask_digits=True,
+    ),
+)
+PROFILES.register("efficient", ChainOfTableSettings())

@@ -1,0 +1,384 @@
+r"""ReWOO (Xu et al., 2023): plan every tool call up front, run the workers, then solve.
+
+The planner writes ``Plan:`` / ``#E<n> = Tool[input]`` steps in one call; workers
+run the tools (independent steps concurrently, each step once the evidence it
+references is ready); the solver reads the plans and evidence and answers briefly.
+A failed tool yields a "No evidence found" observation and its dependants still
+run. Every model call is counted, those made inside tools included.
+
+Two profiles (:data:`PROFILES`): ``"default"`` (lenient parser with JSON fallback,
+concurrent workers, plain evidence substitution, temperature 0, stop at the next
+question) and ``"paper"`` (the reference's parser and worker quirks: column-0
+lines only, ``#E10+`` dropped, last input character dropped, evidence wrapped in
+brackets, plans paired with evidence by index, temperature 0.5, up to 3 attempts
+per question). docs/tools.md lists the differences.
+
+Example:
+    >>> from tablereason.llm import ScriptedLLM
+    >>> from tablereason.tools import Calculator
+    >>> llm = ScriptedLLM(replies=[" add them\n#E1 = Calculator[2 + 3]", "5"])
+    >>> ReWOO(llm, tools=[Calculator()]).run("What is 2 + 3?").answer
+    '5'
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tablereason.errors import ConfigurationError, ParseError, TableReasonError
+from tablereason.llm.base import LLM, Request
+from tablereason.methods.rewoo_parse import (
+    ParsedPlan,
+    parse_plan,
+    parse_plan_paper,
+)
+from tablereason.methods.rewoo_workers import Workers
+from tablereason.methods.tool_tasks import (
+    TextTask,
+    check_task,
+    default_tools,
+    final_answer,
+    question_text,
+)
+from tablereason.prompts.render import render, template_hash, template_names
+from tablereason.registry import Registry
+from tablereason.tools.base import (
+    Tool,
+    describe,
+    is_no_evidence,
+)
+from tablereason.trace import Prediction, Trace, TraceStep
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.datasets import Example
+
+
+class ReWOOSettings(BaseModel):
+    """Everything that differs between profiles.
+
+    Attributes:
+        profile: ``"default"`` or ``"paper"``.
+        temperature: Planner and solver temperature (paper: 0.5).
+        planner_max_tokens: Planner completion budget.
+        solver_max_tokens: Solver completion budget.
+        concurrent: Run independent steps in parallel threads.
+        max_workers: Threads for concurrent steps.
+        wrap_evidence: Substitute ``#E1`` as ``[evidence]`` (the reference) instead of
+            the plain evidence.
+        max_evidence_chars: Evidence shown to the solver is cut to this length (None:
+            no cut).
+        attempts: Whole-run attempts when the run crashes (the paper's evaluator
+            retries up to 3 times).
+        stop: Planner stop strings (the default stops before a new question).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    profile: Literal["default", "paper"] = "default"
+    temperature: float = Field(default=0.0, ge=0.0)
+    planner_max_tokens: int = Field(default=192, ge=1)
+    solver_max_tokens: int = Field(default=32, ge=1)
+    concurrent: bool = True
+    max_workers: int = Field(default=4, ge=1)
+    wrap_evidence: bool = False
+    max_evidence_chars: int | None = 800
+    attempts: int = Field(default=1, ge=1)
+    stop: tuple[str, ...] = ("\nQuestion:", "\n\n\n")
+
+
+PROFILES: Registry[ReWOOSettings] = Registry("ReWOO profile")
+PROFILES.register("default", ReWOOSettings())
+PROFILES.register(
+    "paper",
+    ReWOOSettings(
+        profile="paper",
+        temperature=0.5,
+        planner_max_tokens=256,
+        solver_max_tokens=256,
+        concurrent=False,
+        wrap_evidence=True,
+        max_evidence_chars=None,
+        attempts=3,
+        stop=(),
+    ),
+)
+
+
+_ECHO = re.compile(r"^\s*(?:plan\s*\d*\s*:|#\s*E\d+|evidence\s*:|question\s*:)", re.I)
+
+
+_SHORT_EVIDENCE = 20
+
+
+class _RunFailed(TableReasonError):
+    """One attempt crashed the way the reference crashes (the paper profile retries)."""
+
+
+class ReWOO:
+    """Planner, workers and solver over pluggable tools, for HotpotQA and ScienceQA.
+
+    Args:
+        llm: Any backend of the LLM protocol (planner and solver; tools carry their own).
+        tools: The tools; defaults to :func:`~tablereason.methods.tool_tasks.default_tools`
+            for the task (which needs the data folder for HotpotQA).
+        task: ``"hotpotqa"`` or ``"scienceqa"``.
+        profile: ``"default"`` or ``"paper"``.
+        demos: Planner demos; the task's demo file when None.
+        **overrides: Individual :class:`ReWOOSettings` fields to change.
+
+    Example:
+        >>> from tablereason.llm import ScriptedLLM
+        >>> from tablereason.tools import Calculator
+        >>> ReWOO(ScriptedLLM(replies=[]), tools=[Calculator()], profile="paper").settings.attempts
+        3
+    """
+
+    name = "rewoo"
+
+    def __init__(
+        self,
+        llm: LLM,
+        tools: Sequence[Tool] | None = None,
+        *,
+        task: str = "hotpotqa",
+        profile: str = "default",
+        demos: str | None = None,
+        **overrides: Any,
+    ) -> None:
+        self.llm = llm
+        self.task: TextTask = check_task(task)
+        base = PROFILES.get(profile)
+        try:
+            self.settings = ReWOOSettings.model_validate({**base.model_dump(), **overrides})
+        except ValueError as err:
+            raise ConfigurationError(f"invalid ReWOO settings: {err}") from None
+        self.tools: list[Tool] = list(tools) if tools is not None else default_tools(self.task, llm)
+        if not self.tools:
+            raise ConfigurationError("ReWOO needs at least one tool")
+        self.demos = demos if demos is not None else render(f"rewoo/demos_{self.task}")
+        self.workers = Workers(
+            self.tools,
+            paper=self.settings.profile == "paper",
+            concurrent=self.settings.concurrent,
+            max_workers=self.settings.max_workers,
+            wrap_evidence=self.settings.wrap_evidence,
+        )
+
+    # ------------------------------------------------------------------ prompts
+
+    @property
+    def _paper(self) -> bool:
+        return self.settings.profile == "paper"
+
+    def config(self) -> dict[str, Any]:
+        """Task, settings, tools and a hash of every prompt template."""
+        return {
+            "method": self.name,
+            "task": self.task,
+            "settings": self.settings.model_dump(),
+            "tools": [t.name for t in self.tools],
+            "prompts": {n: template_hash(n) for n in template_names("rewoo")},
+        }
+
+    def task_text(self, example: Example | str) -> str:
+        """The question as planner and solver see it (paper: the raw question)."""
+        if self._paper and self.task == "hotpotqa":
+            return example if isinstance(example, str) else example.question
+        return question_text(example, self.task)
+
+    def planner_prompt(self, task_text: str) -> str:
+        """The planner prompt for ``task_text``."""
+        if self._paper:
+            return render(
+                "rewoo/paper_planner", tools=describe(self.tools), demos=self.demos,
+                question=task_text,
+            ) + "\n"  # fmt: skip
+        return render(
+            "rewoo/planner", tools=describe(self.tools), demos=self.demos, question=task_text
+        )
+
+    def solver_prompt(self, task_text: str, worker_log: str) -> str:
+        """The solver prompt."""
+        if self._paper:
+            return render("rewoo/paper_solver", question=task_text, worker_log=worker_log) + "\n"
+        short = " ".join(task_text.removeprefix("Question:").split())
+        return render(
+            "rewoo/solver", question=task_text, worker_log=worker_log, short_question=short
+        )
+
+    # ------------------------------------------------------------------ run
+
+    def __call__(self, example: Example | str) -> Prediction:
+        """Same as :meth:`run` (so a ReWOO object is a method for the evaluation runner)."""
+        return self.run(example)
+
+    def run(self, example: Example | str) -> Prediction:
+        """Plan, run the tools, and answer.
+
+        Args:
+            example: A dataset example (HotpotQA or ScienceQA) or a bare question.
+
+        Returns:
+            The answer (an option text for ScienceQA) and a trace with the plan, every
+            tool call and the solver call. Never raises on a bad model answer; an LLM
+            failure (after the paper profile's attempts) sets ``Prediction.error``.
+        """
+        question = example if isinstance(example, str) else example.question
+        trace = Trace(method=f"{self.name}/{self.settings.profile}", question=question)
+        for tool in self.tools:
+            reset = getattr(tool, "reset", None)
+            if callable(reset):
+                reset()
+        last_error = ""
+        for attempt in range(1, self.settings.attempts + 1):
+            try:
+                answer = self._attempt(example, trace, attempt)
+            except TableReasonError as err:  # _RunFailed included
+                last_error = f"attempt {attempt}: {type(err).__name__}: {err}"
+                trace.add(TraceStep(kind="error", name=type(err).__name__, error=last_error))
+                continue
+            return Prediction(answer=answer, trace=trace)
+        return Prediction(answer="", trace=trace, error=last_error)
+
+    def _attempt(self, example: Example | str, trace: Trace, attempt: int) -> str:
+        task_text = self.task_text(example)
+        prompt = self.planner_prompt(task_text)
+        started = time.perf_counter()
+        completion = self.llm.complete(
+            Request(
+                prompt=prompt,
+                temperature=self.settings.temperature,
+                max_tokens=self.settings.planner_max_tokens,
+                stop=self.settings.stop,
+                call_site="rewoo/planner",
+            )
+        )
+        reply = completion.text if self._paper else "Plan:" + completion.text
+        prefix = "rewoo/paper_" if self._paper else "rewoo/"
+        step = trace.add(TraceStep(
+            kind="plan", name="planner", prompt_name=prefix + "planner", raw=[completion.text],
+            usage=completion.usage, duration_s=time.perf_counter() - started,
+            arguments={"attempt": attempt},
+        ))  # fmt: skip
+        try:
+            plan = parse_plan_paper(reply) if self._paper else parse_plan(reply)
+        except ParseError as err:
+            step.error = str(err)
+            raise _RunFailed(f"the plan could not be read: {err}") from None
+        step.arguments.update(
+            steps=[s.model_dump() for s in plan.steps], format=plan.format,
+            plans=plan.plans, malformed=plan.malformed, warnings=plan.warnings,
+        )  # fmt: skip
+        if not plan.steps:
+            step.error = "no evidence step could be read; the solver answers without evidence"
+        evidence = self.workers.run(plan, trace)
+        worker_log = self._worker_log(plan, evidence)
+        solver_prompt = self.solver_prompt(task_text, worker_log)
+        started = time.perf_counter()
+        completion = self.llm.complete(
+            Request(
+                prompt=solver_prompt,
+                temperature=self.settings.temperature,
+                max_tokens=self.settings.solver_max_tokens,
+                stop=() if self._paper else ("\nQ:", "\nQuestion:", "\nPlan:", "\n#E"),
+                call_site="rewoo/solver",
+            )
+        )
+        raw = completion.text
+        note = None
+        if self._paper and self.task == "hotpotqa":
+            answer = raw.strip("\n")
+        else:
+            answer, note = self._answer(raw, example, plan, evidence)
+        if not answer.strip() and not self._paper:
+            return self._fallback(example, task_text, raw, completion.usage, started, note, trace)
+        trace.add(TraceStep(
+            kind="answer", name="solver", prompt_name=prefix + "solver", raw=[raw],
+            arguments={"answer": answer}, usage=completion.usage,
+            duration_s=time.perf_counter() - started, note=note,
+        ))  # fmt: skip
+        return answer
+
+    def _fallback(
+        self,
+        example: Example | str,
+        task_text: str,
+        raw: str,
+        usage: Any,
+        started: float,
+        note: str | None,
+        trace: Trace,
+    ) -> str:
+        """Default profile: the solver gave no answer, so ask the question once without evidence."""
+        trace.add(TraceStep(
+            kind="answer", name="solver", prompt_name="rewoo/solver", raw=[raw], usage=usage,
+            duration_s=time.perf_counter() - started, error=note or "no answer",
+        ))  # fmt: skip
+        short = " ".join(task_text.removeprefix("Question:").split())
+        started = time.perf_counter()
+        completion = self.llm.complete(
+            Request(
+                prompt=render("rewoo/fallback", short_question=short),
+                temperature=self.settings.temperature,
+                max_tokens=self.settings.solver_max_tokens,
+                stop=("\nQ:",),
+                call_site="rewoo/fallback",
+            )
+        )
+        answer = final_answer(completion.text, example, self.task)
+        trace.add(TraceStep(
+            kind="answer", name="fallback", prompt_name="rewoo/fallback", raw=[completion.text],
+            arguments={"answer": answer}, usage=completion.usage,
+            duration_s=time.perf_counter() - started,
+            note="the solver gave no answer; asked the question without evidence",
+        ))  # fmt: skip
+        return answer
+
+    def _answer(
+        self, raw: str, example: Example | str, plan: ParsedPlan, evidence: dict[str, str]
+    ) -> tuple[str, str | None]:
+        """The solver's answer; lines that merely echo the plan format are skipped.
+
+        Default profile only: when the solver reply holds nothing but echoed plan lines,
+        the last successful short evidence (at most 20 words, so an answer rather than a
+        retrieved paragraph) is the answer, and a note says so.
+        """
+        if self._paper:
+            return final_answer(raw, example, self.task), None
+        lines = [line for line in raw.splitlines() if line.strip()]
+        kept = [line for line in lines if not _ECHO.match(line)]
+        if kept:
+            return final_answer("\n".join(kept), example, self.task), None
+        for step in reversed(plan.steps):
+            text = evidence.get(step.var, "")
+            if text and not is_no_evidence(text) and len(text.split()) <= _SHORT_EVIDENCE:
+                note = f"the solver only echoed the plan; answered with the evidence of {step.var}"
+                return final_answer(text, example, self.task), note
+        return final_answer("", example, self.task), "the solver gave no answer"
+
+    # ------------------------------------------------------------------ workers
+
+    def _worker_log(self, plan: ParsedPlan, evidence: dict[str, str]) -> str:
+        if self._paper:
+            try:
+                return "".join(
+                    f"{p}\nEvidence:\n{evidence['#E' + str(i + 1)]}\n"
+                    for i, p in enumerate(plan.plans)
+                )
+            except KeyError as err:
+                raise _RunFailed(f"a plan has no evidence {err} (plans paired by index)") from None
+        if not plan.steps:
+            return "(No plan could be read, so there is no evidence.)\n"
+        limit = self.settings.max_evidence_chars
+        parts = []
+        for step in plan.steps:
+            text = " ".join(evidence.get(step.var, "No evidence found").split())
+            if limit is not None and len(text) > limit:
+                text = text[:limit].rstrip() + " ..."
+            parts.append(f"Plan: {step.plan}\nEvidence: {text}\n")
+        return "".join(parts)

@@ -1,0 +1,94 @@
+"""Pluggable text tools for ReWOO, ReAct and Chameleon.
+
+A tool has a ``name``, a ``description`` (shown in planner prompts) and a call
+from text to text; a failure comes back as a ``"No evidence found: <reason>"``
+observation, never as an exception. Built-in tools are registered by name in
+:data:`TOOLS` and built from a :class:`ToolContext` with :func:`build_tools`.
+
+Example:
+    >>> from tablereason.tools import TOOLS, ToolContext, build_tools
+    >>> calc, = build_tools(["calculator"], ToolContext())
+    >>> calc("12 * 12")
+    '144'
+    >>> "wikipedia" in TOOLS
+    True
+"""
+
+from tablereason.tools import catalog as _catalog  # registers the built-in tools
+from tablereason.tools.base import (
+    NO_EVIDENCE,
+    TOOLS,
+    BaseTool,
+    FailingTool,
+    Tool,
+    ToolContext,
+    ToolFactory,
+    ToolFailure,
+    ToolOutput,
+    build_tools,
+    describe,
+    invoke,
+    is_no_evidence,
+    no_evidence,
+)
+from tablereason.tools.bm25 import BM25, tokenize
+from tablereason.tools.calculator import CalculationError, Calculator, evaluate
+from tablereason.tools.captioner import CaptionModel, ImageCaptioner, ScienceQACaptions, image_id
+from tablereason.tools.docstore import (
+    DocStore,
+    Document,
+    DocumentExplorer,
+    SearchHit,
+    WikiLookup,
+    WikiSearch,
+    search_tools,
+)
+from tablereason.tools.llm_tool import LLMTool
+from tablereason.tools.ocr import OCR, OCRModel, ScienceQAOCR, TextBox, parse_easyocr
+from tablereason.tools.table_tool import TableReasoner, TableTool
+from tablereason.tools.web_search import SearchBackend, WebSearch
+
+del _catalog
+
+__all__ = [
+    "BM25",
+    "NO_EVIDENCE",
+    "OCR",
+    "TOOLS",
+    "BaseTool",
+    "CalculationError",
+    "Calculator",
+    "CaptionModel",
+    "DocStore",
+    "Document",
+    "DocumentExplorer",
+    "FailingTool",
+    "ImageCaptioner",
+    "LLMTool",
+    "OCRModel",
+    "ScienceQACaptions",
+    "ScienceQAOCR",
+    "SearchBackend",
+    "SearchHit",
+    "TableReasoner",
+    "TableTool",
+    "TextBox",
+    "Tool",
+    "ToolContext",
+    "ToolFactory",
+    "ToolFailure",
+    "ToolOutput",
+    "WebSearch",
+    "WikiLookup",
+    "WikiSearch",
+    "build_tools",
+    "describe",
+    "evaluate",
+    "image_id",
+    "invoke",
+    "is_no_evidence",
+    "no_evidence",
+    "parse_easyocr",
+    "search_tools",
+    "tokenize",
+]

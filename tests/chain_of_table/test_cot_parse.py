@@ -1,0 +1,200 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tablereason.errors import ParseError
+from tablereason.methods import chain_of_table_parse as P
+
+OPS = st.sampled_from(P.OPERATIONS)
+# Cell-like text: no separators the formats use.
+WORD = st.text(
+    alphabet=st.characters(blacklist_characters="|()[],\n\r\"", blacklist_categories=("Cs",)),
+    min_size=1,
+    max_size=12,
+).map(str.strip).filter(bool)
+
+
+@given(st.lists(OPS, max_size=5), st.booleans(), st.lists(WORD, max_size=3))
+def test_plan_round_trip(names: list[str], end: bool, args: list[str]) -> None:
+    parts = [f"f_{n}({', '.join(args)})" for n in names] + (["<END>"] if end else [])
+    assert P.parse_plan(" " + " -> ".join(parts)) == names + (["<END>"] if end else [])
+
+
+def test_plan_takes_the_first_match_of_each_part_and_drops_junk() -> None:
+    text = "f_select_row(row 1) and f_sort_column(x) -> nonsense -> <END> -> f_group_column(a)"
+    assert P.parse_plan(text) == ["select_row", "<END>", "group_column"]
+
+
+@given(st.lists(st.sampled_from([*P.OPERATIONS, P.END]), max_size=6), st.lists(OPS, min_size=1))
+def test_first_allowed_is_the_first_generated_allowed_name(names, allowed) -> None:
+    chosen = P.first_allowed(names, allowed)
+    expected = next((n for n in names if n in allowed), None)
+    assert chosen == expected
+
+
+@given(WORD, st.lists(WORD, min_size=3, max_size=3), st.text(max_size=20))
+def test_add_column_paper_round_trip(name: str, values: list[str], junk: str) -> None:
+    text = (
+        f'{junk.replace("|", "")} We extract the value from column "x" and create a different '
+        f'column "{name}" for each row. The datatype is String.\n'
+        f"Therefore, the answer is: f_add_column({name}). The value: {' | '.join(values)}"
+    )
+    reply = P.parse_add_column_paper(text)
+    assert reply.name == name and list(reply.values) == values
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "f_add_column(a). The value: 1 | 2 | 3",  # no "We extract the value from"
+        "We extract the value from x. f_add_column(a). The value: 1 | 2",  # 2 values
+        "We extract the value from x. f_add_column(a). The value: 1 | 2 | 3 | 4",
+        "We extract the value from x. The value: 1 | 2 | 3",  # no call
+    ],
+)
+def test_add_column_paper_rejects(text: str) -> None:
+    with pytest.raises(ParseError) as info:
+        P.parse_add_column_paper(text)
+    assert info.value.raw == text and info.value.expected
+
+
+def test_add_column_paper_trailing_text_leaks_into_the_third_value() -> None:
+    text = "We extract the value from c. f_add_column(a). The value: 1 | 2 | 3\n\nmore"
+    assert P.parse_add_column_paper(text).values[2] == "3\n\nmore"
+
+
+@given(st.text(max_size=30))
+def test_add_column_row_paper_keeps_text_before_the_first_pipe(text: str) -> None:
+    value = P.parse_add_column_row_paper(text)
+    assert "|" not in value and value == value.strip()
+    assert value in text
+
+
+@given(WORD, st.lists(WORD, min_size=1, max_size=6), st.integers(1, 50))
+def test_add_column_rows_round_trip(name: str, values: list[str], first: int) -> None:
+    numbers = list(range(first, first + len(values)))
+    body = "\n".join(f"row {n} : {v}" for n, v in zip(numbers, values, strict=True))
+    reply = P.parse_add_column_rows(f" {name}\n{body}", numbers)
+    assert reply.name == name and list(reply.values) == values
+    assert P.parse_add_column_rows(body, numbers, name=name).values == reply.values
+
+
+def test_add_column_rows_needs_every_row() -> None:
+    with pytest.raises(ParseError, match=r"row\(s\) \[2\]"):
+        P.parse_add_column_rows(" x\nrow 1 : a", [1, 2])
+
+
+@given(st.lists(st.integers(1, 60), min_size=1, max_size=8))
+def test_row_key_paper(rows: list[int]) -> None:
+    text = "The answer is : f_row([" + ", ".join(f"row {r}" for r in rows) + "])"
+    assert P.parse_row_key_paper(text) == tuple(sorted(str(r) for r in rows))
+
+
+def test_row_key_paper_star_and_missing() -> None:
+    assert P.parse_row_key_paper("f_row([*])") == ("*",)
+    assert P.parse_row_key_paper("row 1 and row 2") is None
+
+
+@given(st.lists(st.integers(-3, 30), min_size=1, max_size=8), st.integers(1, 20))
+def test_parse_rows_keeps_only_valid_rows(rows: list[int], num_rows: int) -> None:
+    text = ", ".join(f"row {r}" for r in rows) + "])"
+    valid = sorted({r - 1 for r in rows if 1 <= r <= num_rows})
+    if valid:
+        assert P.parse_rows(text, num_rows) == valid
+    else:
+        with pytest.raises(ParseError):
+            P.parse_rows(text, num_rows)
+
+
+def test_parse_rows_star_means_all() -> None:
+    assert P.parse_rows("*])", 4) is None
+
+
+@given(st.lists(st.sampled_from(["Year", "Name, full", "pop (2010)", "Team"]), min_size=1))
+def test_parse_columns_matches_names_with_commas(picked: list[str]) -> None:
+    columns = ["Year", "Name, full", "pop (2010)", "Team"]
+    text = ", ".join(p.lower() for p in picked) + "])"
+    assert P.parse_columns(text, columns) == [c for c in columns if c in picked]
+
+
+def test_column_key_paper_splits_on_comma_space() -> None:
+    assert P.parse_column_key_paper("f_col([b, a,c])") == ("a,c", "b")
+
+
+def test_rank_votes_uses_rank_weights() -> None:
+    # weights for n=4: 1, .75, .5, .25
+    keys = [("a",), ("b",), ("b",), None]
+    assert P.rank_votes(keys) == [("b",), ("a",)]
+
+
+def test_group_parsers() -> None:
+    header = ["party", "Electrical system", "pop (2010)"]
+    assert P.parse_group_paper("so f_group(party).", header) == "party"
+    with pytest.raises(ParseError):
+        P.parse_group_paper("f_group(Party)", header)  # the reference needs the exact name
+    assert P.parse_group(" electrical system)", header) == "Electrical system"
+    assert P.parse_group("pop (2010))", header) == "pop (2010)"
+    with pytest.raises(ParseError):
+        P.parse_group("votes)", header)
+
+
+def test_sort_parsers() -> None:
+    text = 'The datatype is Numerical. Therefore f_sort(pop (2010)), the order is "large to small".'
+    reply = P.parse_sort_paper(text, ["pop (2010)"])
+    assert (reply.column, reply.descending, reply.datatype) == ("pop (2010)", True, "Numerical")
+    with pytest.raises(ParseError):
+        P.parse_sort_paper('f_sort(a), the order is "up".  The datatype is Numerical.', ["a"])
+    with pytest.raises(ParseError):  # no datatype sentence
+        P.parse_sort_paper('f_sort(a), the order is "small to large".', ["a"])
+    assert P.parse_sort('points), the order is "Small to large".', ["Points"]).order == (
+        "small to large"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "paper", "efficient"),
+    [(" YES", "yes", "yes"), ("True", "yes", "yes"), ("no.", "no.", "no"), ("False", "no", "no")],
+)
+def test_verdicts(text: str, paper: str, efficient: str) -> None:
+    assert P.parse_verdict_paper(text) == paper
+    assert P.parse_verdict(text) == efficient
+
+
+def test_verdict_efficient_rejects_other_words() -> None:
+    with pytest.raises(ParseError):
+        P.parse_verdict("maybe")
+
+
+@given(st.lists(WORD, min_size=1, max_size=4))
+def test_short_answer_round_trip(items: list[str]) -> None:
+    assert P.parse_short_answer(" " + " | ".join(items) + "\nnext line") == items
+
+
+ALL_PARSERS = [
+    P.parse_plan,
+    P.parse_add_column_paper,
+    P.parse_add_column_row_paper,
+    lambda t: P.parse_add_column_rows(t, [1, 2]),
+    P.parse_row_key_paper,
+    P.parse_column_key_paper,
+    lambda t: P.parse_rows(t, 5),
+    lambda t: P.parse_columns(t, ["a", "B"]),
+    lambda t: P.parse_group_paper(t, ["a"]),
+    lambda t: P.parse_group(t, ["a"]),
+    lambda t: P.parse_sort_paper(t, ["a"]),
+    lambda t: P.parse_sort(t, ["a"]),
+    P.parse_verdict_paper,
+    P.parse_verdict,
+    P.parse_short_answer,
+]
+
+
+@settings(max_examples=60)
+@given(st.text(max_size=80), st.sampled_from(range(len(ALL_PARSERS))))
+def test_parsers_only_raise_parse_errors(text: str, which: int) -> None:
+    try:
+        ALL_PARSERS[which](text)
+    except ParseError as err:
+        assert err.raw == text
