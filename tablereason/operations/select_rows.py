@@ -28,7 +28,10 @@ def select_rows(table: Table, args: SelectRowsArgs) -> Table:
         >>> t.select_rows([2, 0, 2]).rows()
         [['x'], ['z']]
     """
-    wanted = np.unique(np.asarray(args.indices, dtype=np.int64))
+    wanted = np.asarray(args.indices, dtype=np.int64)
+    if len(wanted) > 1 and not bool(np.all(wanted[1:] > wanted[:-1])):
+        wanted = np.sort(wanted, kind="stable")
+        wanted = wanted[np.concatenate(([True], wanted[1:] != wanted[:-1]))]
     bad = wanted[(wanted < 0) | (wanted >= table.num_rows)].tolist()
     if bad:
         valid = f"0..{table.num_rows - 1}" if table.num_rows else "none (the table is empty)"
