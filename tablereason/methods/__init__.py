@@ -15,6 +15,8 @@ from typing import Any
 from tablereason.methods.baselines import ProgramOfThought, TextToSQL
 from tablereason.methods.chain_of_table import ChainOfTable
 from tablereason.methods.chain_of_table_settings import PROFILES, ChainOfTableSettings
+from tablereason.methods.chameleon import ChainOfThought, Chameleon
+from tablereason.methods.chameleon import ProgramOfThought as ChameleonProgramOfThought
 from tablereason.methods.react import ReAct
 from tablereason.methods.rewoo import ReWOO
 from tablereason.registry import Registry
@@ -25,12 +27,17 @@ METHODS.register("program_of_thought", ProgramOfThought)
 METHODS.register("text_to_sql", TextToSQL)
 METHODS.register("rewoo", ReWOO)
 METHODS.register("react", ReAct)
+METHODS.register("chameleon", Chameleon)
+METHODS.register("chameleon_cot", ChainOfThought)
+METHODS.register("chameleon_pot", ChameleonProgramOfThought)
 
 __all__ = [
     "METHODS",
     "PROFILES",
     "ChainOfTable",
     "ChainOfTableSettings",
+    "ChainOfThought",
+    "Chameleon",
     "ProgramOfThought",
     "ReAct",
     "ReWOO",

@@ -1,0 +1,108 @@
+"""One example's run: the model, settings, cache, trace and tools that modules share.
+
+Modules are plain functions ``(ChainRun) -> None``. They ask the model through
+:meth:`ChainRun.ask`, which records every completion in the module's trace step.
+
+Example:
+    >>> from tablereason.llm import ScriptedLLM
+    >>> from tablereason.methods.chameleon.cache import ChameleonCache
+    >>> from tablereason.methods.chameleon.settings import profile_settings
+    >>> run = ChainRun(ScriptedLLM(replies=["hi"]), profile_settings("default", "scienceqa"),
+    ...                ChameleonCache(task="scienceqa", question="?"))
+    >>> step = run.step("query_generator")
+    >>> run.ask(step, "say hi", prompt_name="demo", max_tokens=4)
+    'hi'
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tablereason.llm.base import LLM, Request
+from tablereason.methods.chameleon.cache import ChameleonCache
+from tablereason.methods.chameleon.settings import ChameleonSettings
+from tablereason.trace import Trace, TraceStep
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.sandbox.limits import ExecResult
+    from tablereason.sandbox.python import PythonSandbox
+    from tablereason.tools.base import Tool
+
+
+@dataclass
+class ChainRun:
+    """Everything a module needs for one example.
+
+    Attributes:
+        llm: The model.
+        settings: The profile's settings.
+        cache: The shared per-example cache.
+        trace: Where steps are recorded.
+        tools: Tools by role (``"search"``, ``"captioner"``, ``"ocr"``); a missing
+            role uses the offline default described in the module.
+        sandbox: Sandbox pool for programs (the shared default when None).
+        executions: Program results by program text, so an executor reuses the run
+            the verifier already made.
+    """
+
+    llm: LLM
+    settings: ChameleonSettings
+    cache: ChameleonCache
+    trace: Trace = field(default_factory=Trace)
+    tools: dict[str, Tool] = field(default_factory=dict)
+    sandbox: PythonSandbox | None = None
+    executions: dict[str, ExecResult] = field(default_factory=dict)
+
+    @property
+    def paper(self) -> bool:
+        """Whether the paper profile is active."""
+        return self.settings.profile == "paper"
+
+    def step(self, name: str, kind: str = "module", prompt_name: str | None = None) -> TraceStep:
+        """Add and return a new trace step.
+
+        Its ``duration_s`` holds the start time until :meth:`finish`.
+        """
+        step = self.trace.add(TraceStep(kind=kind, name=name, prompt_name=prompt_name))
+        step.duration_s = time.perf_counter()
+        return step
+
+    @staticmethod
+    def finish(step: TraceStep) -> None:
+        """Turn the step's start time into its duration."""
+        step.duration_s = max(0.0, time.perf_counter() - step.duration_s)
+
+    def ask(
+        self,
+        step: TraceStep,
+        prompt: str,
+        *,
+        prompt_name: str,
+        max_tokens: int,
+        temperature: float = 0.0,
+        stop: tuple[str, ...] = (),
+    ) -> str:
+        """Ask the model once and return the stripped text (as the published client does).
+
+        The completion and its usage are recorded on ``step``.
+        """
+        completion = self.llm.complete(
+            Request(
+                prompt=prompt,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                stop=stop,
+                call_site=f"chameleon/{step.name}",
+            )
+        )
+        step.prompt_name = f"chameleon/{prompt_name}"
+        step.raw.append(completion.text)
+        step.usage = step.usage + completion.usage
+        return completion.text.strip()
+
+    def record(self, module: str, given: Any, output: Any) -> None:
+        """Keep ``<module>:input`` and ``<module>:output`` in the cache records."""
+        self.cache.records[f"{module}:input"] = given
+        self.cache.records[f"{module}:output"] = output

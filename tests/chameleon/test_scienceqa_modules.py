@@ -1,0 +1,168 @@
+"""ScienceQA modules with a scripted model and fake tools."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tablereason.datasets.example import Example
+from tablereason.methods.chameleon import Chameleon
+from tablereason.methods.chameleon.answers import choose_scienceqa
+from tablereason.methods.chameleon.inventory import MODULES
+from tablereason.methods.chameleon.scienceqa_modules import RUNNERS
+from tablereason.methods.chameleon.session import ChainRun
+from tests.chameleon.conftest import routed
+
+
+class FakeSearch:
+    name = "Search"
+    description = "fake search"
+
+    def __init__(self, reply: str | Exception) -> None:
+        self.reply = reply
+        self.inputs: list[str] = []
+
+    def __call__(self, text: str) -> str:
+        self.inputs.append(text)
+        if isinstance(self.reply, Exception):
+            raise self.reply
+        return self.reply
+
+
+def make_run(example: Example, llm: Any, profile: str = "default",
+             tools: dict[str, Any] | None = None) -> ChainRun:  # fmt: skip
+    method = Chameleon(llm, "scienceqa", profile, tools=tools)
+    return ChainRun(llm, method.settings, method.make_cache(example), tools=method.tools)
+
+
+def run_module(run: ChainRun, name: str) -> set[str]:
+    before = run.cache.state()
+    RUNNERS[name](run)
+    after = run.cache.state()
+    changed = {k for k in before if before[k] != after[k]}
+    assert changed <= set(MODULES.get(name).update_cache), (name, changed)
+    return changed
+
+
+def test_question_text_and_metadata(scienceqa_examples: dict[str, Example]) -> None:
+    run = make_run(scienceqa_examples["78"], routed())
+    assert run.cache.question == (
+        "Is the following statement about our solar system true or false?\n"
+        "The largest planet is made mainly of ice.\n\n"
+        "Context: Use the data to answer the question below.\n\n"
+        "Options: (A) true (B) false"
+    )
+    md = {k: v for k, v in run.cache.metadata.items() if k != "image_file"}
+    assert md == {"has_image": True, "grade": 6, "subject": "natural science",
+                  "topic": "earth-science", "category": "Astronomy",
+                  "skill": "Analyze data to compare properties of planets"}  # fmt: skip
+    no_context = make_run(scienceqa_examples["11"], routed()).cache.question
+    assert "Context:" not in no_context
+
+
+def test_query_then_search(scienceqa_examples: dict[str, Example]) -> None:
+    search = FakeSearch("New Hampshire was one of the Thirteen Colonies.")
+    llm = routed(query_generator=['"thirteen colonies map"\nmore text'])
+    run = make_run(scienceqa_examples["11"], llm, tools={"search": search})
+    assert run_module(run, "query_generator") == {"query"}
+    assert run.cache.query == "thirteen colonies map"
+    assert run_module(run, "search") == {"evidence"}
+    assert search.inputs == ["thirteen colonies map"]
+    assert run.cache.evidence == "Search results: New Hampshire was one of the Thirteen Colonies."
+
+
+def test_search_without_query_uses_question(scienceqa_examples: dict[str, Example]) -> None:
+    search = FakeSearch("x")
+    run = make_run(scienceqa_examples["11"], routed(), tools={"search": search})
+    run_module(run, "search")
+    assert search.inputs == ["What is the name of the colony shown?"]
+
+
+@pytest.mark.parametrize("failure", [RuntimeError("down"), "No evidence found: nothing"])
+def test_search_failure_is_recorded_not_raised(scienceqa_examples: dict[str, Example],
+                                               failure: Any) -> None:  # fmt: skip
+    run = make_run(scienceqa_examples["11"], routed(), tools={"search": FakeSearch(failure)})
+    assert run_module(run, "search") == set()
+    assert run.trace.steps[-1].error
+
+
+def test_default_search_is_offline(scienceqa_examples: dict[str, Example]) -> None:
+    run = make_run(scienceqa_examples["11"], routed())
+    run_module(run, "search")
+    assert run.cache.evidence == "" and "not configured" in (run.trace.steps[-1].error or "")
+
+
+def test_captioner_and_ocr_read_the_dataset_files(scienceqa_examples: dict[str, Example]) -> None:
+    run = make_run(scienceqa_examples["23"], routed())
+    run_module(run, "image_captioner")
+    assert run.cache.evidence == "Image caption: A painting of a horse and a cow."
+    run_module(run, "text_detector")
+    detected = run.cache.evidence.split("\n\n")[1]
+    assert detected.startswith("Detected text in the image: grizzly bear")
+    paper = make_run(scienceqa_examples["23"], routed(), profile="paper")
+    run_module(paper, "text_detector")
+    assert paper.cache.evidence.startswith(
+        "Detected text in the image: 'grizzly bear' at (411, 19)"
+    )
+
+
+def test_image_modules_without_image_or_text(scienceqa_examples: dict[str, Example]) -> None:
+    run = make_run(scienceqa_examples["93"], routed())
+    assert run_module(run, "image_captioner") == set()
+    assert run_module(run, "text_detector") == set()
+    assert "no image" in (run.trace.steps[-1].note or "")
+    run = make_run(scienceqa_examples["11"], routed())  # image, but OCR found nothing
+    assert run_module(run, "text_detector") == set()
+    assert run.trace.steps[-1].error
+
+
+def test_custom_captioner_tool(scienceqa_examples: dict[str, Example]) -> None:
+    captioner = FakeSearch("a map of New England")
+    run = make_run(scienceqa_examples["11"], routed(), tools={"captioner": captioner})
+    run_module(run, "image_captioner")
+    assert captioner.inputs[0].endswith("11/image.png")
+    assert run.cache.evidence == "Image caption: a map of New England"
+
+
+def test_knowledge_then_solution_sees_evidence(scienceqa_examples: dict[str, Example]) -> None:
+    llm = routed(knowledge_retrieval=["- Skills learned by practice are acquired."],
+                 solution_generator=["Knitting is learned. The answer is A."])  # fmt: skip
+    run = make_run(scienceqa_examples["93"], llm)
+    assert run_module(run, "knowledge_retrieval") == {"evidence"}
+    assert run_module(run, "solution_generator") == {"solution"}
+    assert "Knowledge:\n- Skills learned" in llm.requests[1].as_text()
+    assert run_module(run, "answer_generator") == {"answer", "raw_answer"}
+    assert run.cache.answer == "acquired"
+
+
+def test_solution_retries_until_a_letter(scienceqa_examples: dict[str, Example]) -> None:
+    llm = routed(solution_generator=["It is learned.", "The answer is A."])
+    run = make_run(scienceqa_examples["93"], llm)
+    run_module(run, "solution_generator")
+    assert len(llm.requests) == 2
+    assert [r.temperature for r in llm.requests] == [0.0, 0.3]
+
+
+@pytest.mark.parametrize(("solution", "paper", "default"), [
+    ("The answer is B.", "inherited", "inherited"),
+    ("the answer is (a).", "acquired", "acquired"),  # paper: no capital letter, similarity
+    ("The answer is Apple", "acquired", ""),  # paper reads the letter A
+    ("The answer is E.", "acquired", ""),  # out of range
+    ("I think it is inherited", "inherited", "inherited"),
+    ("Is it inherited or acquired?", "inherited", ""),  # both named: no answer
+    ("I think it is inherited.", "acquired", "inherited"),  # paper: "inherited." differs
+    ("The answer is A. No wait, the answer is B.", "acquired", "inherited"),
+    (None, "acquired", ""),  # paper: no solution -> first option
+])  # fmt: skip
+def test_choice_matching(solution: str | None, paper: str, default: str) -> None:
+    choices = ["acquired", "inherited"]
+    assert choose_scienceqa(solution, choices, paper=True) == paper
+    assert choose_scienceqa(solution, choices, paper=False) == default
+
+
+def test_answer_named_by_text_in_default(scienceqa_examples: dict[str, Example]) -> None:
+    run = make_run(scienceqa_examples["93"], routed())
+    run.cache.solution = "So the answer is inherited."
+    run_module(run, "answer_generator")
+    assert run.cache.answer == "inherited"
