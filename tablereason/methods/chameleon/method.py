@@ -216,10 +216,9 @@ class Chameleon:
                 "chameleon/tabmwp_planner", modules=module_descriptions("tabmwp"),
                 table=tabmwp_modules.table_text(table), question=cache.question,
             )  # fmt: skip
-        metadata = {k: v for k, v in cache.metadata.items() if k != "image_file"}
         return render(
             "chameleon/scienceqa_planner", modules=module_descriptions("scienceqa"),
-            question=cache.question, metadata=scienceqa_modules.metadata_text(metadata),
+            question=cache.question, metadata=scienceqa_modules.metadata_text(cache.metadata),
         )  # fmt: skip
 
     def _plan(self, run: ChainRun) -> list[str]:

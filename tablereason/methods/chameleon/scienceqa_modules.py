@@ -47,8 +47,12 @@ def question_text(question: str, context: str, choices: list[str]) -> str:
 
 
 def metadata_text(metadata: dict[str, Any]) -> str:
-    """The metadata dict as the prompts show it (its Python repr)."""
-    return repr(metadata)
+    """The metadata dict as the prompts show it (its Python repr).
+
+    The image's local path is left out: tools receive it, the model never needs it,
+    and it would make prompts (and their cache keys) depend on where data lives.
+    """
+    return repr({k: v for k, v in metadata.items() if k != "image_file"})
 
 
 def _evidence_block(run: ChainRun) -> str:
