@@ -10,55 +10,18 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "tablereason"
 
 # What each layer must never import.
+ABOVE_TABLE = {"llm", "prompts", "methods", "sandbox", "tools", "evaluate", "cli", "datasets"}
 FORBIDDEN = {
-    "table": {
-        "llm",
-        "prompts",
-        "methods",
-        "sandbox",
-        "tools",
-        "evaluate",
-        "cli",
-        "datasets",
-        "trace",
-    },
-    "storage": {
-        "llm",
-        "prompts",
-        "methods",
-        "sandbox",
-        "tools",
-        "evaluate",
-        "cli",
-        "datasets",
-        "table",
-    },
-    "formats": {
-        "llm",
-        "prompts",
-        "methods",
-        "sandbox",
-        "tools",
-        "evaluate",
-        "cli",
-        "datasets",
-        "table",
-    },
-    "sqlguard": {
-        "llm",
-        "prompts",
-        "methods",
-        "sandbox",
-        "tools",
-        "evaluate",
-        "cli",
-        "datasets",
-        "table",
-    },
-    "operations": {"llm", "prompts", "methods", "sandbox", "tools", "evaluate", "cli", "datasets"},
+    "table": ABOVE_TABLE | {"trace"},
+    "storage": ABOVE_TABLE | {"table", "operations"},
+    "formats": ABOVE_TABLE | {"table", "operations"},
+    "sqlguard": ABOVE_TABLE | {"table", "operations"},
+    "operations": ABOVE_TABLE,
     "errors": {"*"},
     "registry": {"*"},
-    "datasets": {"llm", "prompts", "methods", "sandbox", "tools", "evaluate", "cli", "operations"},
+    "datasets": ABOVE_TABLE - {"datasets"} | {"operations"},
+    "llm": {"table", "operations", "sandbox", "tools", "methods", "evaluate", "cli", "datasets"},
+    "sandbox": {"llm", "prompts", "methods", "tools", "evaluate", "cli"},
 }
 
 
