@@ -214,7 +214,7 @@ class Table:
         labels = [to_text(c) for c in frame.columns]
         if not labels:
             raise TableError("a table needs at least one column; the DataFrame has none")
-        columns = []
+        columns: list[Any] = []  # object arrays of str, one per column
         for i in range(frame.shape[1]):
             series = frame.iloc[:, i]
             values = series.to_numpy(dtype=object)
