@@ -9,6 +9,7 @@ matching :class:`~tablereason.table.Table` operation. It appends one
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from tablereason.errors import ParseError, TableError
 from tablereason.methods import chain_of_table_parse as P
@@ -17,6 +18,8 @@ from tablereason.methods.chain_of_table_session import ChainEntry, Session, fini
 from tablereason.prompts.render import render
 from tablereason.registry import Registry
 from tablereason.trace import TraceStep
+
+T = TypeVar("T")
 
 
 class GroupCrash(TableError):
@@ -286,6 +289,54 @@ def run_select_column(session: Session) -> None:
 # ----------------------------------------------------------------------------- group, sort
 
 
+def _ask_argument(
+    session: Session,
+    step: TraceStep,
+    op: str,
+    name: str,
+    *,
+    paper_rows: int,
+    paper_caption: bool,
+    paper_parse: Callable[[str, list[str]], T],
+    parse: Callable[[str, list[str]], T | None],
+) -> T | None:
+    """Ask for one operation's argument the profile's way; a failure skips the operation.
+
+    Paper: the reference's first rows (with or without caption) and free text parsed
+    by the reference's rules. Efficient: the bounded view and a one-line structured
+    reply with one bounded repair.
+    """
+    table, header = session.table, session.header()
+    if session.paper:
+        caption = table.caption if paper_caption else None
+        prompt = render(
+            name,
+            table=V.pipe_block(caption, header, table.rows(paper_rows)),
+            label=session.label,
+            question=session.question,
+            columns=", ".join(header),
+        )
+        text = session.ask(step, prompt, max_tokens=150)[0]
+        try:
+            return paper_parse(text, header)
+        except ParseError as err:
+            _skip(session, step, op, f"unparsable reply: {err}")
+            return None
+    numbers, rows = session.view()
+    prompt = render(
+        name,
+        table=V.pipe_block(None, header, rows, numbers),
+        label=session.label,
+        question=session.question,
+    )
+    value = session.ask_parsed(
+        step, prompt, lambda t: parse(t, header), max_tokens=24, stop=("\n",)
+    )
+    if value is None:
+        _skip(session, step, op, step.error or "unparsable reply")
+    return value
+
+
 def run_group_column(session: Session) -> None:
     """Count the rows per value of a column; the table itself stays unchanged.
 
@@ -296,37 +347,13 @@ def run_group_column(session: Session) -> None:
     paper = session.paper
     name = session.prompt_name("group_column" if paper else "efficient_group_column")
     step = timed_step(session.trace, "operation", "group_column", name)
-    table, header = session.table, session.header()
-    if paper:
-        block = V.pipe_block(table.caption, header, table.rows(5))
-        prompt = render(
-            name,
-            table=block,
-            label=session.label,
-            question=session.question,
-            columns=", ".join(header),
-        )
-        text = session.ask(step, prompt, max_tokens=150)[0]
-        try:
-            column: str | None = P.parse_group_paper(text, header)
-        except ParseError as err:
-            _skip(session, step, "group_column", f"unparsable reply: {err}")
-            return
-    else:
-        numbers, rows = session.view()
-        prompt = render(
-            name,
-            table=V.pipe_block(None, header, rows, numbers),
-            label=session.label,
-            question=session.question,
-        )
-        column = session.ask_parsed(
-            step, prompt, lambda t: P.parse_group(t, header), max_tokens=24, stop=("\n",)
-        )
-        if column is None:
-            _skip(session, step, "group_column", step.error or "unparsable reply")
-            return
-    assert column is not None
+    table = session.table
+    column = _ask_argument(
+        session, step, "group_column", name,
+        paper_rows=5, paper_caption=True, paper_parse=P.parse_group_paper, parse=P.parse_group,
+    )  # fmt: skip
+    if column is None:
+        return
     values = table.column_values(column)
     ratio = V.group_ratio(values)
     step.arguments.update(column=column, ratio=ratio)
@@ -361,37 +388,13 @@ def run_sort_column(session: Session) -> None:
     paper = session.paper
     name = session.prompt_name("sort_column" if paper else "efficient_sort_column")
     step = timed_step(session.trace, "operation", "sort_column", name)
-    table, header = session.table, session.header()
-    if paper:
-        block = V.pipe_block(None, header, table.rows(3))
-        prompt = render(
-            name,
-            table=block,
-            label=session.label,
-            question=session.question,
-            columns=", ".join(header),
-        )
-        text = session.ask(step, prompt, max_tokens=150)[0]
-        try:
-            reply: P.SortReply | None = P.parse_sort_paper(text, header)
-        except ParseError as err:
-            _skip(session, step, "sort_column", f"unparsable reply: {err}")
-            return
-    else:
-        numbers, rows = session.view()
-        prompt = render(
-            name,
-            table=V.pipe_block(None, header, rows, numbers),
-            label=session.label,
-            question=session.question,
-        )
-        reply = session.ask_parsed(
-            step, prompt, lambda t: P.parse_sort(t, header), max_tokens=24, stop=("\n",)
-        )
-        if reply is None:
-            _skip(session, step, "sort_column", step.error or "unparsable reply")
-            return
-    assert reply is not None
+    table = session.table
+    reply = _ask_argument(
+        session, step, "sort_column", name,
+        paper_rows=3, paper_caption=False, paper_parse=P.parse_sort_paper, parse=P.parse_sort,
+    )  # fmt: skip
+    if reply is None:
+        return
     step.arguments.update(reply.model_dump())
     values = table.column_values(reply.column)
     numerical = reply.datatype == "Numerical"
