@@ -34,9 +34,17 @@ from tablereason.llm.local import default_threads
 pytestmark = [pytest.mark.real_model]
 
 
+def _require(module: str, install: str) -> None:
+    """Fail (never skip) when the local extra is missing: CI installs it."""
+    try:
+        __import__(module)
+    except ImportError:
+        pytest.fail(f"{module} is not installed; run: {install}")
+
+
 @pytest.fixture(scope="module")
 def model_path() -> str:
-    pytest.importorskip("llama_cpp", reason="needs pip install 'tablereason[local]'")
+    _require("llama_cpp", "pip install 'tablereason[local]'")
     return str(default_model_path())
 
 
@@ -80,7 +88,7 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def llama_server(model_path: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    pytest.importorskip("uvicorn", reason="llama_cpp.server needs llama-cpp-python[server]")
+    _require("uvicorn", "pip install 'tablereason[local]' (llama-cpp-python[server])")
     port = _free_port()
     cmd = [
         sys.executable, "-m", "llama_cpp.server", "--model", model_path,
