@@ -8,6 +8,8 @@ Run: python benchmarks/bench_eval.py [--data-dir ../shared/data] [--examples 200
 2. Throughput: the fake OpenAI-compatible server (its own process, 100 ms per reply)
    at concurrency 16, through the full model stack (cache, retry, limit), compared
    with the ideal requests * 0.1 s / 16. Target: at least 85% of ideal.
+   The default transport for a self-hosted server (the lean JSON one) and the
+   ``openai`` package are measured in the same run.
    a) a method making one request per example;
    b) Chain-of-Table on real WikiTQ examples (the fake replies end each chain at once,
       so each example makes two requests: plan and answer).
@@ -33,6 +35,7 @@ from tablereason.evaluate.benchmark import BenchmarkSpec, run_benchmark  # noqa:
 from tablereason.evaluate.results import read_results  # noqa: E402
 from tablereason.evaluate.runner import run_evaluation  # noqa: E402
 from tablereason.llm import OpenAIChat, Request, Usage  # noqa: E402
+from tablereason.llm.openai_backend import Transport  # noqa: E402
 from tablereason.resolve import resolve_llm  # noqa: E402
 from tablereason.trace import Prediction, Trace, TraceStep  # noqa: E402
 
@@ -99,12 +102,17 @@ def bench_overhead(n: int) -> None:
             )
 
 
-def bench_one_request(url: str, n: int, concurrency: int, latency: float) -> None:
+def bench_one_request(
+    url: str, n: int, concurrency: int, latency: float, transport: Transport
+) -> None:
     ideal = n * latency / concurrency
-    print(f"\n## a) one request per example: {n} examples, concurrency {concurrency}")
+    print(
+        f"\n## a) one request per example: {n} examples, concurrency {concurrency}, "
+        f"transport={transport}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         llm = resolve_llm(
-            OpenAIChat("fake", base_url=url),
+            OpenAIChat("fake", base_url=url, transport=transport),
             cache=Path(tmp) / "c.sqlite",
             max_concurrency=concurrency,
         )
@@ -194,7 +202,8 @@ def main() -> None:
     bench_overhead(args.examples)
     proc, url = start_server(args.latency)
     try:
-        bench_one_request(url, args.requests, args.concurrency, args.latency)
+        for transport in ("http", "openai"):  # "http" is what "auto" picks for this server
+            bench_one_request(url, args.requests, args.concurrency, args.latency, transport)
         bench_chain_of_table(url, args.data_dir, args.cot_examples, args.concurrency, args.latency)
     finally:
         assert proc.stdin is not None

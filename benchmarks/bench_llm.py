@@ -3,8 +3,10 @@
 Run: python benchmarks/bench_llm.py [--skip-model]
 
 1. 500 requests to the fake OpenAI-compatible server (100 ms per reply, run in its own
-   process) at concurrency 32, through the full stack (retry + shared limit + usage),
-   with threads and with asyncio; compared with the ideal 500 * 0.1 / 32 s.
+   process) at concurrency 32, through the full stack (retry + shared limit + usage)
+   over each transport (the lean JSON one and the ``openai`` package), with threads
+   and with asyncio; compared with the ideal 500 * 0.1 / 32 s and a bare http.client
+   baseline in the same run.
 2. Cache-hit latency of CachedLLM (and of the full stack on a hit).
 3. Embedded Gemma 3 270M: prompt-processing and generation tokens/s, and 8 seeded samples
    of one long prompt (shared prefix evaluated once).
@@ -81,8 +83,18 @@ def bench_throughput(url: str, requests: int, concurrency: int, latency: float) 
         took = time.perf_counter() - start
     print(f"baseline (http.client, threads): {took:.3f} s  -> {ideal / took:.1%} of ideal")
 
+    for transport in ("http", "openai"):
+        bench_stack(url, reqs, concurrency, ideal, transport)
+
+
+def bench_stack(
+    url: str, reqs: list[Request], concurrency: int, ideal: float, transport: str
+) -> None:
+    """The full stack (usage, retry, shared limit) over one transport, threads and asyncio."""
+    requests = len(reqs)
     tracker = UsageTracker()
-    llm = stack(OpenAIChat("fake", base_url=url), max_concurrency=concurrency, tracker=tracker)
+    chat = OpenAIChat("fake", base_url=url, transport=transport)  # type: ignore[arg-type]
+    llm = stack(chat, max_concurrency=concurrency, tracker=tracker)
     with ThreadPoolExecutor(concurrency) as pool:  # warm-up: import, connections
         list(pool.map(llm.complete, reqs[:concurrency]))
         start = time.perf_counter()
@@ -90,12 +102,13 @@ def bench_throughput(url: str, requests: int, concurrency: int, latency: float) 
         took = time.perf_counter() - start
     assert all(o.text for o in outs)
     print(
-        f"threads : {took:.3f} s  -> {ideal / took:.1%} of ideal  "
+        f"transport={transport:<6} threads : {took:.3f} s  -> {ideal / took:.1%} of ideal  "
         f"({requests / took:.0f} req/s; usage recorded {tracker.total().requests})"
     )
 
     limit = ConcurrencyLimit(concurrency)
-    allm = stack(OpenAIChat("fake", base_url=url), max_concurrency=limit)
+    achat = OpenAIChat("fake", base_url=url, transport=transport)  # type: ignore[arg-type]
+    allm = stack(achat, max_concurrency=limit)
 
     async def run_all() -> float:
         await asyncio.gather(*(allm.acomplete(r) for r in reqs[:concurrency]))
@@ -105,7 +118,10 @@ def bench_throughput(url: str, requests: int, concurrency: int, latency: float) 
         return time.perf_counter() - start
 
     took = asyncio.run(run_all())
-    print(f"asyncio : {took:.3f} s  -> {ideal / took:.1%} of ideal  ({requests / took:.0f} req/s)")
+    print(
+        f"transport={transport:<6} asyncio : {took:.3f} s  -> {ideal / took:.1%} of ideal  "
+        f"({requests / took:.0f} req/s)"
+    )
 
 
 def bench_cache(repeats: int = 5000) -> None:

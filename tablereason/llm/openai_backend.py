@@ -1,19 +1,21 @@
-"""OpenAI and OpenAI-compatible servers (vLLM, Ollama, llama.cpp's server) via ``openai``.
+"""OpenAI and OpenAI-compatible servers (vLLM, Ollama, llama.cpp's server).
 
-The ``openai`` package is imported on first use. Its own retries are switched off
-(``max_retries=0``): :class:`~tablereason.llm.retry.RetryingLLM` is the one retry policy.
-Errors are translated: rate limits, 5xx, timeouts, dropped connections and malformed
-replies become :class:`~tablereason.llm.errors.TransientLLMError` (with the server's
-Retry-After), an over-long prompt becomes :class:`~tablereason.llm.errors.ContextLengthError`.
+Requests go through the ``openai`` package (imported on first use) or, for
+self-hosted servers, through the lean :mod:`~tablereason.llm.http_transport`, which
+costs a fraction of the CPU per request; ``transport=`` chooses, ``"auto"`` by default.
+The package's own retries are switched off (``max_retries=0``):
+:class:`~tablereason.llm.retry.RetryingLLM` is the one retry policy. Both paths
+translate errors the same way: rate limits, 5xx, timeouts, dropped connections and
+malformed replies become :class:`~tablereason.llm.errors.TransientLLMError` (with the
+server's Retry-After), an over-long prompt becomes
+:class:`~tablereason.llm.errors.ContextLengthError`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import logging
 import os
-import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -21,20 +23,19 @@ from typing import Any, Literal
 
 from tablereason.errors import (
     ConfigurationError,
-    LLMError,
     MissingDependencyError,
     TableReasonError,
 )
 from tablereason.llm.base import Choice, Completion, Request, TokenLogprob, Usage
-from tablereason.llm.errors import ContextLengthError, EmptyCompletionError, TransientLLMError
+from tablereason.llm.errors import EmptyCompletionError, TransientLLMError
+from tablereason.llm.http_errors import parse_retry_after, status_error
+from tablereason.llm.http_transport import JSONTransport, proxied
 
 log = logging.getLogger(__name__)
 
-_CONTEXT_RE = re.compile(
-    r"context[ _](length|window)|maximum context|too many tokens|prompt is too long|"
-    r"input is too long|exceeds? the (model'?s? )?(maximum|context)",
-    re.IGNORECASE,
-)
+__all__ = ["OpenAIChat", "OpenAICompletion", "parse_retry_after", "translate_error"]
+
+Transport = Literal["auto", "openai", "http"]
 
 
 def _openai() -> Any:
@@ -45,31 +46,6 @@ def _openai() -> Any:
             "the OpenAI backend needs the `openai` package: pip install 'openai>=1.30'"
         ) from error
     return openai
-
-
-def parse_retry_after(headers: Any) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` / ``retry-after`` (seconds or HTTP date).
-
-    Example:
-        >>> parse_retry_after({"retry-after": "2"})
-        2.0
-    """
-    if headers is None:
-        return None
-    value = headers.get("retry-after-ms")
-    if value is not None:
-        try:
-            return float(value) / 1000.0
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        when = email.utils.parsedate_to_datetime(value) if value else None
-        return None if when is None else max(0.0, when.timestamp() - time.time())
 
 
 def translate_error(error: Exception, *, timeout: float) -> Exception:
@@ -83,20 +59,8 @@ def translate_error(error: Exception, *, timeout: float) -> Exception:
         cause = error.__cause__ or error
         return TransientLLMError(f"connection failed: {type(cause).__name__}: {cause}")
     if isinstance(error, openai.APIStatusError):
-        status = error.status_code
-        text = str(error.message)
-        if status in (400, 413, 422) and _CONTEXT_RE.search(text):
-            return ContextLengthError(
-                f"the prompt does not fit the model's context window ({text}); "
-                "shrink the table view or the demonstrations"
-            )
-        if status in (408, 409, 429) or status >= 500:
-            headers = error.response.headers if error.response is not None else None
-            return TransientLLMError(
-                f"HTTP {status}: {text}", status=status, retry_after=parse_retry_after(headers)
-            )
-        hint = " (check OPENAI_API_KEY)" if status in (401, 403) else ""
-        return LLMError(f"the server rejected the request with HTTP {status}: {text}{hint}")
+        headers = error.response.headers if error.response is not None else None
+        return status_error(error.status_code, str(error.message), headers)
     if isinstance(error, (openai.APIResponseValidationError, ValueError)):
         return TransientLLMError(f"malformed reply from the server: {error}")
     return error
@@ -128,7 +92,12 @@ class _OpenAIBase:
         supports_n: bool = True,
         allow_empty: bool = False,
         max_workers: int = 64,
+        transport: Transport = "auto",
     ) -> None:
+        if transport not in ("auto", "openai", "http"):
+            raise ConfigurationError(
+                f"transport must be 'auto', 'openai' or 'http', got {transport!r}"
+            )
         self.model = model or os.environ.get("OPENAI_MODEL") or self.default_model
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
@@ -139,12 +108,22 @@ class _OpenAIBase:
         self.max_workers = max_workers
         self._client: Any = None
         self._pool: ThreadPoolExecutor | None = None
+        self._transport: JSONTransport | None = None
+        self.transport: Literal["openai", "http"] = (
+            transport if transport != "auto" else self._auto_transport()
+        )
+
+    def _auto_transport(self) -> Literal["openai", "http"]:
+        """``http`` for a self-hosted server no proxy applies to; ``openai`` otherwise."""
+        if self.base_url is None or "api.openai.com" in self.base_url:
+            return "openai"
+        return "openai" if proxied(self.base_url) else "http"
 
     def __repr__(self) -> str:
         where = f", base_url={self.base_url!r}" if self.base_url else ""
         return f"{type(self).__name__}(model={self.model!r}{where})"
 
-    def _client_args(self) -> dict[str, Any]:
+    def _key(self) -> str:
         key = self._api_key
         if key is None:
             if self.base_url is None:
@@ -153,8 +132,11 @@ class _OpenAIBase:
                     "OpenAI-compatible server), or pass api_key= / base_url="
                 )
             key = "not-needed"  # local servers accept any key
+        return key
+
+    def _client_args(self) -> dict[str, Any]:
         return {
-            "api_key": key,
+            "api_key": self._key(),
             "base_url": self.base_url,
             "timeout": self.timeout,
             "max_retries": 0,
@@ -166,6 +148,17 @@ class _OpenAIBase:
             if self._client is None:
                 self._client = _openai().OpenAI(**self._client_args())
             return self._client
+
+    def http(self) -> JSONTransport:
+        """The lean JSON transport (created on first use)."""
+        with self._lock:
+            if self._transport is None:
+                self._transport = JSONTransport(
+                    self.base_url or "https://api.openai.com/v1",
+                    api_key=self._key(),
+                    timeout=self.timeout,
+                )
+            return self._transport
 
     # -- wire format ----------------------------------------------------------------------
     def _kwargs(self, request: Request, n: int, seed: int | None) -> dict[str, Any]:
@@ -183,8 +176,19 @@ class _OpenAIBase:
             kwargs["seed"] = seed
         return kwargs
 
-    def _send(self, request: Request, n: int, seed: int | None) -> Any:
+    path = "/chat/completions"
+
+    def _body(self, request: Request, n: int, seed: int | None) -> dict[str, Any]:
         raise NotImplementedError
+
+    def _create(self, body: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def _send(self, request: Request, n: int, seed: int | None) -> Any:
+        body = self._body(request, n, seed)
+        if self.transport == "http":
+            return self.http().post(self.path, body)
+        return self._create(body)
 
     def _choices(self, response: Any) -> list[Choice]:
         raise NotImplementedError
@@ -288,17 +292,24 @@ class OpenAIChat(_OpenAIBase):
         supports_n: Start out assuming the server honours ``n``.
         allow_empty: Return all-empty chat replies instead of raising.
         max_workers: Threads serving :meth:`acomplete` calls.
+        transport: ``"openai"`` sends through the ``openai`` package; ``"http"``
+            through the lean :class:`~tablereason.llm.http_transport.JSONTransport`
+            (a fraction of the CPU per request, for high-concurrency runs against
+            self-hosted servers); ``"auto"`` picks ``"http"`` for a ``base_url`` other
+            than OpenAI's that no proxy applies to, ``"openai"`` otherwise.
 
     Example:
         >>> llm = OpenAIChat("gpt-4o-mini", api_key="sk-test")  # no network until used
-        >>> llm.name, llm.model
-        ('openai', 'gpt-4o-mini')
+        >>> llm.name, llm.model, llm.transport
+        ('openai', 'gpt-4o-mini', 'openai')
+        >>> OpenAIChat("m", base_url="http://127.0.0.1:8000/v1").transport
+        'http'
     """
 
     default_model = "gpt-4o-mini"
     endpoint = "chat"
 
-    def _chat_kwargs(self, request: Request, n: int, seed: int | None) -> dict[str, Any]:
+    def _body(self, request: Request, n: int, seed: int | None) -> dict[str, Any]:
         kwargs = self._kwargs(request, n, seed)
         messages = request.messages or ()
         if request.prompt is not None:
@@ -309,8 +320,8 @@ class OpenAIChat(_OpenAIBase):
             kwargs["logprobs"] = True
         return kwargs
 
-    def _send(self, request: Request, n: int, seed: int | None) -> Any:
-        return self.client().chat.completions.create(**self._chat_kwargs(request, n, seed))
+    def _create(self, body: dict[str, Any]) -> Any:
+        return self.client().chat.completions.create(**body)
 
     def _choices(self, response: Any) -> list[Choice]:
         out = []
@@ -338,6 +349,7 @@ class OpenAICompletion(_OpenAIBase):
         supports_n: Start out assuming the server honours ``n``.
         allow_empty: Unused here (empty text completions are returned as they are).
         max_workers: Threads serving :meth:`acomplete` calls.
+        transport: ``"auto"``, ``"openai"`` or ``"http"``, as for :class:`OpenAIChat`.
 
     Example:
         >>> OpenAICompletion("davinci-002", base_url="http://127.0.0.1:9/v1").base_url
@@ -347,15 +359,17 @@ class OpenAICompletion(_OpenAIBase):
     default_model = "gpt-3.5-turbo-instruct"
     endpoint = "completion"
 
-    def _text_kwargs(self, request: Request, n: int, seed: int | None) -> dict[str, Any]:
+    path = "/completions"
+
+    def _body(self, request: Request, n: int, seed: int | None) -> dict[str, Any]:
         kwargs = self._kwargs(request, n, seed)
         kwargs["prompt"] = request.as_text()
         if request.logprobs:
             kwargs["logprobs"] = 1
         return kwargs
 
-    def _send(self, request: Request, n: int, seed: int | None) -> Any:
-        return self.client().completions.create(**self._text_kwargs(request, n, seed))
+    def _create(self, body: dict[str, Any]) -> Any:
+        return self.client().completions.create(**body)
 
     def _choices(self, response: Any) -> list[Choice]:
         out = []

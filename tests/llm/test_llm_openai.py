@@ -22,9 +22,17 @@ from tablereason.llm import (
     TransientLLMError,
     UsageTracker,
 )
-from tablereason.llm.openai_backend import parse_retry_after
+from tablereason.llm.openai_backend import _OpenAIBase, parse_retry_after
 
 FAST = RetryPolicy(max_attempts=4, base_delay=0.0, max_delay=0.0)
+
+
+@pytest.fixture(autouse=True, params=["openai", "http"])
+def transport(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test here runs once through the ``openai`` package and once through the
+    lean JSON transport (both are what ``transport="auto"`` may pick for these URLs)."""
+    monkeypatch.setattr(_OpenAIBase, "_auto_transport", lambda self: request.param)
+    return str(request.param)
 
 
 def test_chat_sends_messages_and_options(server: FakeOpenAIServer) -> None:
@@ -193,3 +201,11 @@ def test_parse_retry_after_forms() -> None:
     assert parse_retry_after({"retry-after": "3"}) == 3.0
     assert parse_retry_after({}) is None
     assert parse_retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0
+
+
+def test_transports_are_really_used(server: FakeOpenAIServer, transport: str) -> None:
+    llm = OpenAIChat("m", base_url=server.url)
+    assert llm.transport == transport
+    llm.complete(Request(prompt="x"))
+    assert (llm._client is None) == (transport == "http")
+    assert (llm._transport is None) == (transport == "openai")

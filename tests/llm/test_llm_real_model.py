@@ -29,6 +29,7 @@ from tablereason.llm import (
     default_model_path,
 )
 from tablereason.llm.local import default_threads
+from tablereason.llm.openai_backend import Transport
 
 # Short enough for every CI run (the issue asks CI to run both).
 pytestmark = [pytest.mark.real_model]
@@ -123,15 +124,16 @@ def llama_server(model_path: str, tmp_path_factory: pytest.TempPathFactory) -> I
         log.close()
 
 
-def test_llama_cpp_server_over_http(llama_server: str) -> None:
-    completion = OpenAICompletion("gemma", base_url=llama_server, timeout=60)
+@pytest.mark.parametrize("transport", ["http", "openai"])
+def test_llama_cpp_server_over_http(llama_server: str, transport: Transport) -> None:
+    completion = OpenAICompletion("gemma", base_url=llama_server, timeout=60, transport=transport)
     out = completion.complete(
         Request(prompt="The capital of France is", n=2, temperature=0.8, seed=3, max_tokens=6)
     )
     # the server ignores n: the client notices and asks for the second choice separately
     assert len(out.choices) == 2 and completion.supports_n is False
     assert out.usage.prompt_tokens > 0 and out.usage.completion_tokens > 0
-    chat = OpenAIChat("gemma", base_url=llama_server, timeout=60)
+    chat = OpenAIChat("gemma", base_url=llama_server, timeout=60, transport=transport)
     try:
         reply = chat.complete(Request(prompt="Say hello.", max_tokens=8))
     except EmptyCompletionError as error:  # base model without a chat template
