@@ -35,7 +35,7 @@ def _keep(session: Session, step: TraceStep, op: str, text: str, **arguments: ob
 
 def _skip(session: Session, step: TraceStep, op: str, reason: str) -> None:
     step.error = step.error or reason
-    step.note = f"skipped: {reason}"
+    step.note = f"skipped: {reason}" + (f"; {step.note}" if step.note else "")
     step.table = session.table
     session.chain.append(ChainEntry(op=op, kept=False, text=f"skip f_{op}()"))
     finish(step)
@@ -44,6 +44,33 @@ def _skip(session: Session, step: TraceStep, op: str, reason: str) -> None:
 def _columns(session: Session) -> list[list[str]]:
     rows = session.table.rows()
     return [[row[i] for row in rows] for i in range(len(session.header()))]
+
+
+def _from_plan(
+    session: Session, step: TraceStep, op: str, parse: Callable[[str], T | None]
+) -> T | None:
+    """The operation's arguments as the generated chain gave them, when usable.
+
+    Efficient profile with ``plan_arguments`` only. ``parse`` returns ``None`` (or
+    raises :class:`ParseError`) when the text names nothing usable; the operation then
+    asks the model as usual. A usable argument costs no model call.
+    """
+    if session.paper or not session.settings.plan_arguments:
+        return None
+    text = session.planned.pop(op, None)
+    if text is None:
+        return None
+    try:
+        value = parse(text)
+    except ParseError:
+        value = None
+    if value is None:
+        step.arguments["plan_arguments"] = text
+        return None
+    step.prompt_name = None
+    step.arguments["from_chain"] = True
+    step.note = f"arguments from the generated chain ({text}); no model call"
+    return value
 
 
 # ----------------------------------------------------------------------------- add column
@@ -243,7 +270,10 @@ def run_select_row(session: Session) -> None:
                 return None
             return ("*",) if rows_ is None else tuple(str(i + 1) for i in rows_)
 
-        picked = _ask_selection(session, step, prompt, key)
+        planned = None
+        if session.planned_rows == table.num_rows:
+            planned = _from_plan(session, step, "select_row", key)
+        picked = set(planned) if planned else _ask_selection(session, step, prompt, key)
     union = picked or set()
     indices = [j - 1 for j in range(1, table.num_rows + 1) if str(j) in union]
     if "*" in union or not indices:
@@ -277,7 +307,8 @@ def run_select_column(session: Session) -> None:
             found = P.match_columns(P._list_body(text), header)
             return tuple(found) or None
 
-        union = _ask_selection(session, step, prompt, key) or set()
+        planned = _from_plan(session, step, "select_column", key)
+        union = set(planned) if planned else _ask_selection(session, step, prompt, key) or set()
         keep = [h for h in header if h in union]
     if not keep:
         _keep(session, step, "select_column", "f_select_column(*)", columns=["*"])
@@ -322,6 +353,9 @@ def _ask_argument(
         except ParseError as err:
             _skip(session, step, op, f"unparsable reply: {err}")
             return None
+    planned = _from_plan(session, step, op, lambda t: parse(t, header))
+    if planned is not None:
+        return planned
     numbers, rows = session.view()
     prompt = render(
         name,

@@ -26,6 +26,7 @@ OPERATIONS = ("add_column", "select_row", "select_column", "group_column", "sort
 SORT_ORDERS = ("small to large", "large to small")
 
 _PLAN_NAME = re.compile(r"f_(.*?)\(.*\)")
+_PLAN_CALL = re.compile(r"f_(\w+)\((.*)\)")
 _ADD_COLUMN = re.compile(r"f_add_column\(.*\)", re.S)
 _ROW_LIST = re.compile(r"f_row\(\[(.*?)\]\)", re.S)
 _COL_LIST = re.compile(r"f_col\(\[(.*?)\]\)", re.S)
@@ -89,6 +90,24 @@ def parse_plan(text: str) -> list[str]:
         if match:
             names.append(match.group(1))
     return names
+
+
+def parse_plan_arguments(text: str) -> dict[str, str]:
+    """The argument text each operation of a generated chain carries, by operation name.
+
+    Only the first call of each name counts (a chain uses an operation at most once);
+    calls with empty parentheses carry nothing.
+
+    Example:
+        >>> parse_plan_arguments("f_select_row(row 1, row 3) -> f_select_column(a, b) -> <END>")
+        {'select_row': 'row 1, row 3', 'select_column': 'a, b'}
+    """
+    found: dict[str, str] = {}
+    for part in text.split("->"):
+        match = _PLAN_CALL.search(part.strip())
+        if match and match.group(1) not in found and match.group(2).strip():
+            found[match.group(1)] = match.group(2).strip()
+    return found
 
 
 def first_allowed(names: Iterable[str], allowed: Sequence[str]) -> str | None:

@@ -122,6 +122,9 @@ def next_operation(session: Session) -> str:
         )[0]
         names = P.parse_plan(text)
         step.arguments["proposed"] = names
+        if session.settings.plan_arguments and not session.paper:
+            session.planned = P.parse_plan_arguments(text)
+            session.planned_rows = session.table.num_rows
         choice = P.first_allowed(names, allowed)
         if choice is None:
             choice = END

@@ -48,6 +48,8 @@ class Session:
     chain: list[ChainEntry] = field(default_factory=list)
     groups: tuple[str, list[tuple[str, int]]] | None = None
     proposals: list[str] = field(default_factory=list)
+    planned: dict[str, str] = field(default_factory=dict)
+    planned_rows: int | None = None
 
     @property
     def paper(self) -> bool:

@@ -34,6 +34,11 @@ class ChainOfTableSettings(BaseModel):
         repairs: Re-asks allowed when a reply cannot be parsed (0 = reference).
         reuse_plan: Follow the rest of a generated chain instead of asking the planner
             again at every step.
+        plan_arguments: Apply the arguments a generated chain already gives when they
+            parse and name rows or columns of the table (select_row, select_column,
+            group_column; sort_column only when the chain also names the order),
+            instead of asking for them again. add_column is always asked for: it needs
+            a value per row.
         chat_messages: Send the reference's system message plus one user message instead
             of one raw prompt.
         lowercase_wikitq: Lower-case WikiTQ tables and questions (the reference's
@@ -56,6 +61,7 @@ class ChainOfTableSettings(BaseModel):
     sample_view: bool = True
     repairs: int = Field(default=1, ge=0)
     reuse_plan: bool = True
+    plan_arguments: bool = True
     chat_messages: bool = False
     lowercase_wikitq: bool = False
     mask_digits: bool = False
@@ -76,6 +82,7 @@ PROFILES.register(
         sample_view=False,
         repairs=0,
         reuse_plan=False,
+        plan_arguments=False,
         chat_messages=True,
         lowercase_wikitq=True,
         mask_digits=True,

@@ -21,16 +21,28 @@ def test_harness_counts_requests_and_keeps_failures_in_the_denominator(
 ) -> None:
     bench = _bench()
     log = tmp_path / "log.jsonl"
-    report = bench.main(["--llm", "scripted", "--tabfact", "2", "--wikitq", "2",
-                         "--data", str(shared_data), "--log", str(log)])
+    report = bench.main(
+        [
+            "--llm",
+            "scripted",
+            "--tabfact",
+            "2",
+            "--wikitq",
+            "2",
+            "--data",
+            str(shared_data),
+            "--log",
+            str(log),
+        ]
+    )
     results = report["results"]
     assert len(results) == 8  # 4 examples x 2 profiles
     assert all(r["task"] in ("tabfact", "wikitq") for r in results)
     eff = [r for r in results if r["profile"] == "efficient"]
     paper = [r for r in results if r["profile"] == "paper"]
-    # scripted plan "select_row -> END": efficient = plan + select + final; paper adds a
-    # planner call at the end and samples 8 completions for the selection.
-    assert {r["requests"] for r in eff} == {3} and {r["completions"] for r in eff} == {3}
+    # scripted plan "f_select_row(row 1) -> END": efficient = plan + final (the chain gives
+    # the row); paper asks for the selection (8 samples) and the planner once more.
+    assert {r["requests"] for r in eff} == {2} and {r["completions"] for r in eff} == {2}
     assert {r["requests"] for r in paper} == {4} and {r["completions"] for r in paper} == {11}
     summary = {(s["task"], s["profile"], s["size"]): s for s in report["summary"]}
     assert summary[("tabfact", "efficient", "all")]["n"] == 2

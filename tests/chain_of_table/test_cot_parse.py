@@ -9,11 +9,15 @@ from tablereason.methods import chain_of_table_parse as P
 
 OPS = st.sampled_from(P.OPERATIONS)
 # Cell-like text: no separators the formats use.
-WORD = st.text(
-    alphabet=st.characters(blacklist_characters="|()[],\n\r\"", blacklist_categories=("Cs",)),
-    min_size=1,
-    max_size=12,
-).map(str.strip).filter(bool)
+WORD = (
+    st.text(
+        alphabet=st.characters(blacklist_characters='|()[],\n\r"', blacklist_categories=("Cs",)),
+        min_size=1,
+        max_size=12,
+    )
+    .map(str.strip)
+    .filter(bool)
+)
 
 
 @given(st.lists(OPS, max_size=5), st.booleans(), st.lists(WORD, max_size=3))

@@ -96,7 +96,7 @@ def test_paper_planning_prompt_holds_only_the_allowed_demos() -> None:
 
 def test_efficient_profile_follows_the_generated_chain_without_asking_again() -> None:
     replies = [" f_select_row(row 1) -> f_select_column(a) -> <END>", "row 1])", "*])", " yes"]
-    llm, pred = _run(replies, profile="efficient")
+    llm, pred = _run(replies, profile="efficient", plan_arguments=False)
     assert len(_plan_prompts(llm)) == 1
     notes = [s.note for s in pred.trace.steps if s.kind == "plan"]
     assert notes[1:] == ["followed the previously generated chain; no model call"] * 2
@@ -104,7 +104,7 @@ def test_efficient_profile_follows_the_generated_chain_without_asking_again() ->
 
 def test_efficient_planner_asks_again_when_the_chain_runs_out() -> None:
     replies = [" f_select_column(a)", "nope])", " f_group_column(x) -> <END>", "nope)", " no"]
-    llm, pred = _run(replies, profile="efficient", repairs=0)
+    llm, pred = _run(replies, profile="efficient", repairs=0, plan_arguments=False)
     assert len(_plan_prompts(llm)) == 2
     assert [s.name for s in pred.trace.steps if s.kind == "plan"] == [
         "select_column",

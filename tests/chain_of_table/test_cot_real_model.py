@@ -71,7 +71,8 @@ def _check(llm: Any, task: str, profile: str, examples: list[tuple[Table, str]])
         assert isinstance(prediction.answer, str if task == "tabfact" else list)
         assert prediction.trace.usage.requests >= 2
         for step in steps[1:]:
-            assert step.prompt_name or step.kind == "plan"
+            from_chain = step.arguments.get("from_chain", False)
+            assert step.prompt_name or step.kind == "plan" or from_chain
         json.loads(prediction.trace.to_json())
 
 

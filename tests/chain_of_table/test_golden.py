@@ -56,8 +56,10 @@ def _replies(profile: str, task: str, header: list[str], rows: list[list[str]]):
             return [f"f_row([{picked}])"] * request.n if profile == "paper" else picked
         if site == "select_column":
             lowered = [c.lower() for c in cols] if profile == "paper" else cols
-            return ["f_col([" + ", ".join(lowered) + "])"] * request.n if profile == "paper" else (
-                ", ".join(cols)
+            return (
+                ["f_col([" + ", ".join(lowered) + "])"] * request.n
+                if profile == "paper"
+                else (", ".join(cols))
             )
         if site == "group_column":
             col = group_col.lower() if profile == "paper" else group_col
