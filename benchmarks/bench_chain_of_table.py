@@ -212,6 +212,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--summarise", type=Path, default=None, help="only print the summary of a --log file"
     )
+    parser.add_argument(
+        "--min-rows", type=int, default=0, help="run only examples whose table has more rows"
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="skip the (profile, example) pairs the --log file already holds",
+    )
     args = parser.parse_args(argv)
     if args.summarise:
         lines = args.summarise.read_text(encoding="utf-8").splitlines()
@@ -228,6 +236,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     llm = make_llm(args.llm)
     profiles = args.profiles.split(",")
     examples = tabfact_sample(args.data, args.tabfact) + wikitq_sample(args.data, args.wikitq)
+    examples = [e for e in examples if e["table"].num_rows > args.min_rows]
+    done: set[tuple[str, str]] = set()
+    if args.resume and args.log and args.log.exists():
+        for line in args.log.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                record = json.loads(line)
+                done.add((record["profile"], "timing" if record.get("timing") else record["id"]))
     score_wtq = wikitq_scorer(args.data)
     ten = [e for e in tabfact_sample(args.data, 2000) if e["table"].num_rows == 10][:1]
     results, timing = [], []
@@ -238,11 +253,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                 handle.write(json.dumps(result, default=str) + "\n")
 
     for profile in profiles:
-        if not args.no_timing:
+        if not args.no_timing and (profile, "timing") not in done:
             for example in ten:
                 timing.append({**run_one(llm, profile, example), "timing": True})
                 log(timing[-1])
         for example in examples:
+            if (profile, example["id"]) in done:
+                continue
             result = run_one(llm, profile, example)
             result["correct"] = correct(result, example, score_wtq)
             results.append(result)
