@@ -1,4 +1,4 @@
-"""The ``tablereason`` command: ask, eval, report, show, datasets.
+"""The ``tablereason`` command: ask, eval, merge, report, show, datasets.
 
 Each sub-command parses its arguments and calls one library function. Exit codes
 (stable, for scripts):
@@ -47,6 +47,8 @@ examples:
       "what year was the first to reach 1,000 or more live births?"
   tablereason datasets --data-dir ../shared/data
   tablereason eval --dataset wikitq --limit 50 --concurrency 8 --out runs/wikitq
+  tablereason eval --dataset wikitq --shard 0/2 --out runs/wikitq   # and 1/2 elsewhere
+  tablereason merge runs/wikitq                 # shards/*.jsonl -> results.jsonl
   tablereason report runs/wikitq
   tablereason show runs/wikitq --example nt-0
 
@@ -77,6 +79,20 @@ examples:
 
 Rerunning with the same --out continues where the last run stopped. Answers are
 recorded in <out>/responses.sqlite, so a rerun replays them without the model.
+--shard i/n writes <out>/shards/results-i-of-n.jsonl; `tablereason merge <out>`
+joins the shards. --shards N runs and merges them here, with one progress line.
+"""
+
+_MERGE_EPILOG = """\
+examples:
+  tablereason merge runs/wikitq                  # runs/wikitq/shards/ -> runs/wikitq/results.jsonl
+  tablereason merge a/results-0-of-2.jsonl b/results-1-of-2.jsonl --out merged.jsonl
+  tablereason merge runs/wikitq --allow-partial  # missing examples count as wrong
+  tablereason report runs/wikitq                 # then the report of the merged run
+
+The shards must come from the same run (dataset, split, method, profile, model,
+seed, prompt hashes) and together hold every example once; otherwise nothing is
+written and the error names what differs, or which shards are missing or incomplete.
 """
 
 _REPORT_EPILOG = """\
@@ -179,7 +195,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--no-cache", action="store_true", help="do not record model answers")
     ev.add_argument("--no-traces", action="store_true", help="keep answers only, no traces")
     ev.add_argument("--shard", help="run only shard i/n (0-based), e.g. 0/4")
-    ev.add_argument("--shards", type=int, help="split into N shards run as parallel tasks")
+    ev.add_argument(
+        "--shards", type=int, help="split into N shards run as parallel tasks, then merged"
+    )
     ev.add_argument(
         "--executor",
         choices=("threads", "processes", "ray"),
@@ -191,6 +209,30 @@ def build_parser() -> argparse.ArgumentParser:
     _add_method_options(ev, None)
     _add_model_options(ev)
     ev.set_defaults(handler=_cmd_eval)
+
+    merge = sub.add_parser(
+        "merge",
+        help="merge the shard result files of a run (--shard i/n) into one",
+        description="Check that shard files belong to one run and cover it, merge them, "
+        "and print the scores.",
+        epilog=_MERGE_EPILOG,
+        formatter_class=formatter,
+    )
+    merge.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="RUN_OR_SHARD",
+        help="a run folder (its shards/ folder is read) or shard result files",
+    )
+    merge.add_argument(
+        "--out", help="merged result file (default: results.jsonl of the run folder)"
+    )
+    merge.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="merge even with missing or incomplete shards (their examples count as wrong)",
+    )
+    merge.set_defaults(handler=_cmd_merge)
 
     rep = sub.add_parser(
         "report",
@@ -321,11 +363,41 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     finally:
         if executor is not None:
             executor.shutdown()
-    score = f"{summary.result.metric} {summary.result.percent:.2f}% · " if summary.result else ""
+    score = f"{summary.result.headline()} · " if summary.result else ""
     print(
         f"{score}{summary.total} examples ({summary.resumed} resumed, {summary.ran} run, "
         f"{summary.failed} failed) · {summary.tokens:,} tokens · {summary.wall_s:.1f} s\n"
         f"results: {summary.path}\nreport:  tablereason report {args.out}"
+    )
+    return EXIT_OK
+
+
+def _cmd_merge(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tablereason.evaluate.benchmark import RESULTS_FILE
+    from tablereason.evaluate.merge import merge_inputs, merge_shards
+    from tablereason.evaluate.report import summarize
+
+    paths, default = merge_inputs(args.inputs)
+    out = Path(args.out) if args.out else default
+    if out is None:
+        raise ConfigurationError(
+            "these shard files are not in a run's shards/ folder; say where the merged "
+            "file goes with --out merged.jsonl"
+        )
+    merged = merge_shards(paths, out, allow_partial=args.allow_partial)
+    if merged.problems:
+        print(
+            f"tablereason: warning: partial merge: {'; '.join(merged.problems)}; examples "
+            "without a result count as wrong",
+            file=sys.stderr,
+        )
+    run = out.parent if out.name == RESULTS_FILE else out
+    print(
+        f"merged {len(merged.shards)} of {merged.count} shards ({merged.records:,} results) "
+        f"into {merged.path}\n{summarize(merged.path).to_text()}\n"
+        f"report:  tablereason report {run}"
     )
     return EXIT_OK
 

@@ -173,6 +173,16 @@ class Prediction(BaseModel):
 
     ``answer`` is a string, or a list of strings for list answers (WikiTQ).
     ``error`` is set when the run failed; the answer is then empty and counts as wrong.
+    ``raw_answer`` is the answer before it was turned into text, for methods that
+    keep one: Chameleon's answer generator value (a float, bool, string or None), which
+    the published TabMWP scoring reads. Left unset, it is absent (see
+    :attr:`has_raw_answer`) and scorers fall back to ``answer``.
+
+    Example:
+        >>> Prediction(answer="12", raw_answer=12.0).has_raw_answer
+        True
+        >>> Prediction(answer="12").has_raw_answer
+        False
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -180,6 +190,12 @@ class Prediction(BaseModel):
     answer: str | list[str] = ""
     trace: Trace = Field(default_factory=Trace)
     error: str | None = None
+    raw_answer: Any = None
+
+    @property
+    def has_raw_answer(self) -> bool:
+        """Whether the method set ``raw_answer`` (even to None: "no answer")."""
+        return "raw_answer" in self.model_fields_set
 
     @property
     def tables(self) -> list[Table]:

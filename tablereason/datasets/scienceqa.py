@@ -11,7 +11,9 @@ Folder layout (ScienceQA's ``data/scienceqa`` plus chameleon-llm's extras)::
 The gold ``answer`` is the text of the right choice; ``context`` is the hint.
 ``metadata`` keeps the answer index, subject, grade (``"grade4"``) and its number,
 topic, category, skill, task, image name and path, caption, OCR text (the Python
-repr string, as Chameleon stores it), lecture and solution.
+repr string, as Chameleon stores it), lecture and solution, and the folder the
+problem was read from (``data_folder``, where Chameleon's offline search finds its
+lecture corpus).
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ def read_scienceqa(folder: Path, split: str) -> list[Example]:
     captions = _side_table(folder, "captions.json", "captions", '{"captions": {pid: caption}}')
     ocrs = _side_table(folder, "ocrs.json", "texts", '{"texts": {pid: ocr}}')
     examples = []
+    data_folder = str(folder.resolve())
     for pid in splits[split]:
         pid = str(pid)
         if pid not in problems:
@@ -109,6 +112,7 @@ def read_scienceqa(folder: Path, split: str) -> list[Example]:
                     "lecture": record.get("lecture", ""),
                     "solution": record.get("solution", ""),
                     "split": record.get("split", split),
+                    "data_folder": data_folder,
                 },
             )
         )

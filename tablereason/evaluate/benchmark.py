@@ -8,7 +8,9 @@ Rerunning with the same folder continues where the last run stopped.
 A :class:`BenchmarkSpec` describes a run with plain values, so it can travel to other
 processes or machines: with ``shards=n`` and an executor (threads, processes, or
 :class:`~tablereason.evaluate.ray_executor.RayExecutor`), each shard runs as one task
-that builds its own model from the spec, and the shard files are merged at the end.
+that builds its own model from the spec; the parent shows one progress line read from
+the shard files as they grow, and merges the files at the end (checked, see
+:mod:`tablereason.evaluate.merge`).
 
 Example:
     >>> spec = BenchmarkSpec(dataset="wikitq", out="runs/wikitq", limit=20)  # doctest: +SKIP
@@ -18,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import os
 from concurrent.futures import Executor
 from pathlib import Path
@@ -26,6 +29,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from tablereason.errors import ConfigurationError
+from tablereason.evaluate.merge import check_merge_target
+from tablereason.evaluate.progress import ShardProgress
 from tablereason.evaluate.results import ResultFileError, RunConfig, read_results
 from tablereason.evaluate.runner import RunSummary, merge_results, run_evaluation
 from tablereason.llm.base import LLM
@@ -197,11 +202,14 @@ def run_benchmark(
         llm: Model object to use instead of ``spec.model`` (not with sharded runs on
             executors that copy their arguments to other processes).
         shards: Split the examples into this many shards, each one task on ``executor``;
-            their files are merged into ``results.jsonl``.
+            their files are checked and merged into ``results.jsonl`` (see
+            :func:`~tablereason.evaluate.merge.merge_shards`).
         shard: Run only this shard (``"i/n"``) here, into ``shards/results-i-of-n.jsonl``.
         executor: Runs the shard tasks (a thread pool, a process pool, a
             :class:`~tablereason.evaluate.ray_executor.RayExecutor`); needed with ``shards``.
-        progress: Show the live progress line (unsharded runs).
+        progress: Show the live progress line; for sharded runs one line for all shards,
+            read from the shard files as they grow (see
+            :class:`~tablereason.evaluate.progress.ShardProgress`).
 
     Returns:
         The summary of the whole run (for sharded runs, of the merged file).
@@ -224,10 +232,13 @@ def run_benchmark(
             "spec.model (and spec.base_url) instead of an llm object"
         )
     spec = _absolute(spec)
+    check_merge_target(spec.results_path())
     specs = [f"{i}/{shards}" for i in range(shards)]
-    futures = [executor.submit(run_shard, spec, shard, llm=llm) for shard in specs]
-    parts = [future.result() for future in futures]
-    merged = merge_results([spec.results_path(s) for s in specs], spec.results_path())
+    paths = [spec.results_path(s) for s in specs]
+    with ShardProgress(paths) if progress else contextlib.nullcontext():
+        futures = [executor.submit(run_shard, spec, shard, llm=llm) for shard in specs]
+        parts = [future.result() for future in futures]
+    merged = merge_results(paths, spec.results_path())
     return _merged_summary(merged, parts)
 
 
@@ -259,11 +270,19 @@ def _merged_summary(path: Path, parts: list[RunSummary]) -> RunSummary:
                 bucket = groups.setdefault(name, [0.0, 0.0])
                 bucket[0] += group.correct
                 bucket[1] += group.n
+        companions = {
+            name: sum(p.result.companions.get(name, 0.0) * p.total for p in parts if p.result)
+            / total
+            if total
+            else 0.0
+            for name in parts[0].result.companions
+        }
         result = MetricResult(
             metric=parts[0].result.metric,
             score=correct / total if total else 0.0,
             n=total,
             correct=correct,
+            companions=companions,
             breakdown={
                 g: GroupScore(score=c / k if k else 0.0, n=int(k), correct=c)
                 for g, (c, k) in groups.items()

@@ -9,6 +9,11 @@ Registered metrics: ``wikitq_accuracy``, ``tabfact_accuracy``, ``tabmwp_accuracy
 (stricter default) and ``tabmwp_accuracy_paper``, ``scienceqa_accuracy`` and
 ``scienceqa_accuracy_paper`` (grade 1 left out of G1-6, as published), ``hotpotqa_em``
 and ``hotpotqa_f1``.
+
+``tabmwp_accuracy_paper`` reads each prediction's raw answer
+(:attr:`~tablereason.trace.Prediction.raw_answer`, or a result record's
+``raw_answer``), as the published scorer sees the program's value rather than its
+text; ``tabmwp_accuracy`` computes it alongside, in :attr:`MetricResult.companions`.
 """
 
 from __future__ import annotations
@@ -46,6 +51,8 @@ class MetricResult(BaseModel):
         correct: Sum of per-example scores (the number correct, for accuracies).
         breakdown: Scores per group (subject, question type, grade band...).
         extra: Further dataset-level numbers (HotpotQA F1, precision, recall...).
+        companions: Scores of the metric's companion metrics on the same predictions,
+            by metric name (TabMWP: the published scoring).
     """
 
     metric: str
@@ -54,11 +61,24 @@ class MetricResult(BaseModel):
     correct: float
     breakdown: dict[str, GroupScore] = Field(default_factory=dict)
     extra: dict[str, float] = Field(default_factory=dict)
+    companions: dict[str, float] = Field(default_factory=dict)
 
     @property
     def percent(self) -> float:
         """The score as a percentage."""
         return 100.0 * self.score
+
+    def headline(self) -> str:
+        """One line: the score, then each companion's score.
+
+        Example:
+            >>> MetricResult(metric="a", score=0.5, n=2, correct=1,
+            ...              companions={"a_paper": 1.0}).headline()
+            'a 50.00% · a_paper 100.00%'
+        """
+        parts = [f"{self.metric} {self.percent:.2f}%"]
+        parts += [f"{name} {100.0 * value:.2f}%" for name, value in self.companions.items()]
+        return " · ".join(parts)
 
 
 def prediction_answer(prediction: Any) -> Answer:
@@ -76,6 +96,36 @@ def prediction_answer(prediction: Any) -> Answer:
     return prediction
 
 
+def raw_prediction_answer(prediction: Any) -> Answer:
+    """The raw answer to score: a prediction's ``raw_answer`` when it has one, else its answer.
+
+    Accepts what :func:`prediction_answer` accepts; a result record (mapping) gives its
+    ``raw_answer`` key when present. ``None`` for a missing or failed prediction.
+
+    Example:
+        >>> from tablereason.trace import Prediction
+        >>> raw_prediction_answer(Prediction(answer="12", raw_answer=12.0))
+        12.0
+        >>> raw_prediction_answer({"answer": "12"}), raw_prediction_answer({"raw_answer": True})
+        ('12', True)
+    """
+    if prediction is None:
+        return None
+    if hasattr(prediction, "has_raw_answer") and hasattr(prediction, "error"):
+        if prediction.error:
+            return None
+        return prediction.raw_answer if prediction.has_raw_answer else prediction.answer
+    if isinstance(prediction, Mapping):
+        if prediction.get("error"):
+            return None
+        return prediction["raw_answer"] if "raw_answer" in prediction else prediction.get("answer")
+    return prediction
+
+
+def _read_answer(prediction: Any, example: Example) -> Answer:
+    return prediction_answer(prediction)
+
+
 @dataclass(frozen=True)
 class Metric:
     """A named metric: a per-example scorer and the groups each example belongs to.
@@ -87,6 +137,10 @@ class Metric:
             for missing or failed predictions.
         groups: ``example -> group names`` for the breakdown.
         extras: Optional ``(answer, example) -> {name: value}`` averaged into ``extra``.
+        read: ``(prediction, example) -> answer``: what the metric scores from a
+            prediction (its ``answer``, via :func:`prediction_answer`, by default).
+        companions: Names of metrics computed on the same predictions and reported in
+            :attr:`MetricResult.companions`.
     """
 
     name: str
@@ -94,6 +148,8 @@ class Metric:
     score_example: Callable[[Answer, Example], float]
     groups: Callable[[Example], Sequence[str]] = field(default=lambda example: ())
     extras: Callable[[Answer, Example], dict[str, float]] | None = None
+    read: Callable[[Any, Example], Answer] = _read_answer
+    companions: tuple[str, ...] = ()
 
     def __call__(self, predictions: Predictions, examples: Sequence[Example]) -> MetricResult:
         """Score ``predictions`` (by example id, or aligned with ``examples``).
@@ -104,7 +160,7 @@ class Metric:
             >>> METRICS.get("tabfact_accuracy")({"a": "yes"}, [ex]).score
             1.0
         """
-        answers = _align(predictions, examples)
+        answers = _align(predictions, examples, self.read)
         totals: dict[str, list[float]] = {}
         extra_sums: dict[str, float] = {}
         correct = 0.0
@@ -129,18 +185,23 @@ class Metric:
                 for g, (c, k) in totals.items()
             },
             extra={k: v / n for k, v in extra_sums.items()} if n else {},
+            companions={c: METRICS.get(c)(predictions, examples).score for c in self.companions},
         )
 
 
-def _align(predictions: Predictions, examples: Sequence[Example]) -> list[Answer]:
+def _align(
+    predictions: Predictions,
+    examples: Sequence[Example],
+    read: Callable[[Any, Example], Answer] = _read_answer,
+) -> list[Answer]:
     if isinstance(predictions, Mapping):
-        return [prediction_answer(predictions.get(ex.id)) for ex in examples]
+        return [read(predictions.get(ex.id), ex) for ex in examples]
     if isinstance(predictions, (str, bytes)) or len(predictions) != len(examples):
         raise ConfigurationError(
             "predictions must be a mapping from example id to prediction, or a sequence with one "
             f"entry per example ({len(examples)}); use None for a missing prediction"
         )
-    return [prediction_answer(p) for p in predictions]
+    return [read(p, ex) for p, ex in zip(predictions, examples, strict=True)]
 
 
 METRICS: Registry[Metric] = Registry("metric")
@@ -207,6 +268,40 @@ def _tabmwp(paper: bool) -> Callable[[Answer, Example], float]:
         )
 
     return score
+
+
+def tabmwp_paper_answer(prediction: Any, choices: Sequence[str] | None = None) -> Answer:
+    """What the published TabMWP scorer sees for a prediction: its raw answer.
+
+    The raw answer is :attr:`~tablereason.trace.Prediction.raw_answer` (or a result
+    record's ``raw_answer``), falling back to the answer text. A missing answer on a
+    multiple-choice question becomes ``""``, so the published normalisation gives it the
+    first option, as the published code does; a failed or missing prediction stays None
+    (wrong).
+
+    Example:
+        >>> tabmwp_paper_answer({"answer": "", "raw_answer": None}, ["yes", "no"])
+        ''
+        >>> tabmwp_paper_answer({"answer": "", "error": "timeout"}, ["yes", "no"]) is None
+        True
+    """
+    if _failed(prediction):
+        return None
+    raw = raw_prediction_answer(prediction)
+    return "" if raw is None and choices else raw
+
+
+def _failed(prediction: Any) -> bool:
+    """A missing prediction, or one that records an error."""
+    if prediction is None:
+        return True
+    if isinstance(prediction, Mapping):
+        return bool(prediction.get("error"))
+    return bool(getattr(prediction, "error", None))
+
+
+def _tabmwp_paper_read(prediction: Any, example: Example) -> Answer:
+    return tabmwp_paper_answer(prediction, example.choices)
 
 
 def _tabmwp_groups(example: Example) -> list[str]:
@@ -291,13 +386,18 @@ for _metric in (
         _tabfact_groups,
     ),
     Metric(
-        "tabmwp_accuracy", "TabMWP accuracy, strict normalisation", _tabmwp(False), _tabmwp_groups
+        "tabmwp_accuracy",
+        "TabMWP accuracy, strict normalisation (published scoring alongside)",
+        _tabmwp(False),
+        _tabmwp_groups,
+        companions=("tabmwp_accuracy_paper",),
     ),
     Metric(
         "tabmwp_accuracy_paper",
-        "TabMWP accuracy, Chameleon's published normalisation",
+        "TabMWP accuracy, Chameleon's published normalisation of the raw answer",
         _tabmwp(True),
         _tabmwp_groups,
+        read=_tabmwp_paper_read,
     ),
     Metric(
         "scienceqa_accuracy",

@@ -4,7 +4,9 @@ For evaluations that outgrow one machine: with
 :func:`~tablereason.evaluate.benchmark.run_benchmark` and ``shards=n``, every shard
 becomes one Ray task that builds its own model from the run's
 :class:`~tablereason.evaluate.benchmark.BenchmarkSpec` and writes its own shard
-file; the files are merged when all tasks are done. Every node needs tablereason
+file; the driver draws one progress line from those files as they grow
+(:class:`~tablereason.evaluate.progress.ShardProgress`), and merges them when all
+tasks are done. Every node needs tablereason
 installed and the run folder and data folder on a shared file system. Serving the
 model itself at scale is left to a serving engine (vLLM and the like) behind the
 OpenAI-compatible backend: give its URL as the spec's ``base_url``.

@@ -77,6 +77,7 @@ class Report(BaseModel):
     metric: str | None
     score: float | None
     correct: float
+    companions: dict[str, float] = Field(default_factory=dict)
     breakdown: list[Bucket] = Field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -101,6 +102,8 @@ class Report(BaseModel):
             )
         else:
             lines.append(f"{self.done} of {self.total} run, {self.failed} failed (no metric)")
+        for name, value in self.companions.items():
+            lines.append(f"{name}: {100 * value:.2f}% (same answers, companion metric)")
         for bucket in self.breakdown:
             lines.append(f"  {bucket.label}: {100 * bucket.accuracy:.2f}% (n={bucket.n})")
         lines.append(
@@ -174,6 +177,15 @@ def _size_label(rows: int) -> str:
     return f">{SIZE_BINS[-1][0]}"
 
 
+def _companions(records: list[dict[str, Any]], total: int) -> dict[str, float]:
+    """Companion metrics' scores (``companion_scores`` of each record) over ``total``."""
+    sums: dict[str, float] = {}
+    for record in records:
+        for name, value in (record.get("companion_scores") or {}).items():
+            sums[name] = sums.get(name, 0.0) + float(value or 0.0)
+    return {name: value / total if total else 0.0 for name, value in sums.items()}
+
+
 def summarize(path: str | os.PathLike[str], *, top: int = 10) -> Report:
     """Read a run folder (or result file) into a :class:`Report`; writes nothing.
 
@@ -212,6 +224,7 @@ def summarize(path: str | os.PathLike[str], *, top: int = 10) -> Report:
         metric=config.metric,
         score=(correct / total if total else 0.0) if scored or config.metric else None,
         correct=correct,
+        companions=_companions(records, total),
         breakdown=_buckets(groups, group_order),
         prompt_tokens=sum(int(r.get("prompt_tokens", 0)) for r in records),
         completion_tokens=sum(int(r.get("completion_tokens", 0)) for r in records),
@@ -330,6 +343,10 @@ def render_report(report: Report) -> str:
         f"<code>{_e(c.get('profile'))}</code> · library {_e(c.get('library_version'))}</p>",
         f"<p><span class='big'>{score}</span> {_e(report.metric)} · {report.correct:g} of "
         f"{report.total} correct · {report.done} run · {report.failed} failed</p>",
+        *(
+            f"<p>{100 * value:.2f}% {_e(name)} (same answers, companion metric)</p>"
+            for name, value in report.companions.items()
+        ),
         f"<p>Tokens {report.prompt_tokens + report.completion_tokens:,} "
         f"({report.prompt_tokens:,} prompt + {report.completion_tokens:,} completion) · "
         f"{report.requests:,} requests · cost ${report.cost:.4f} · "

@@ -21,7 +21,6 @@ from tablereason.errors import ConfigurationError
 from tablereason.evaluate.metrics import METRICS, Metric, MetricResult
 from tablereason.evaluate.progress import ProgressLine
 from tablereason.evaluate.results import (
-    ResultFileError,
     RunConfig,
     open_results,
     read_results,
@@ -117,6 +116,15 @@ def _table_shape(example: Example) -> tuple[int, int] | None:
     return None if table is None else (table.num_rows, len(table.columns))
 
 
+def _score(metric: Metric, prediction: Prediction, example: Example) -> float:
+    """One example's score under ``metric``; a failed or unscorable answer scores 0."""
+    try:
+        answer = metric.read(prediction, example)  # None for a failed prediction
+        return 0.0 if answer is None else float(metric.score_example(answer, example))
+    except Exception:  # an unscorable answer is a wrong answer
+        return 0.0
+
+
 def _run_one(
     method: Method,
     example: Example,
@@ -130,13 +138,7 @@ def _run_one(
     except Exception as exc:  # a failing example is recorded, never stops the run
         prediction = Prediction(error=f"{type(exc).__name__}: {exc}")
     duration = time.perf_counter() - started
-    score = None
-    if metric is not None:
-        try:
-            answer = None if prediction.error else prediction.answer
-            score = 0.0 if answer is None else float(metric.score_example(answer, example))
-        except Exception:  # an unscorable answer is a wrong answer
-            score = 0.0
+    score = None if metric is None else _score(metric, prediction, example)
     usage = prediction.trace.usage
     record: dict[str, Any] = {
         "type": "result",
@@ -156,6 +158,12 @@ def _run_one(
     }
     shape = _table_shape(example)
     record["table_rows"], record["table_columns"] = shape if shape else (None, None)
+    if prediction.has_raw_answer:  # what the published TabMWP scoring reads
+        record["raw_answer"] = prediction.raw_answer
+    if metric is not None and metric.companions:
+        record["companion_scores"] = {
+            name: _score(METRICS.get(name), prediction, example) for name in metric.companions
+        }
     if metric is not None:
         try:
             record["groups"] = [str(g) for g in metric.groups(example)]
@@ -228,6 +236,7 @@ def run_evaluation(
             metric=metric,
             concurrency=concurrency,
             library_version=__version__,
+            extra={"total": len(examples)},
         )
     config = config.model_copy(
         update={"shard": shard, "concurrency": concurrency, "metric": metric or config.metric}
@@ -279,41 +288,24 @@ def run_evaluation(
     )
 
 
-def merge_results(paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str]) -> Path:
-    """Merge shard result files of one run into ``out`` (each id once, first file wins).
+def merge_results(
+    paths: Sequence[str | os.PathLike[str]],
+    out: str | os.PathLike[str],
+    *,
+    allow_partial: bool = False,
+) -> Path:
+    """Merge the shard result files of one run into ``out``, checked.
+
+    See :func:`tablereason.evaluate.merge.merge_shards`: the files must share the run
+    configuration and together hold every example exactly once.
 
     Raises:
-        ResultFileError: When the files come from different runs.
+        ResultFileError: When the files come from different runs, or (without
+            ``allow_partial``) shards are missing or incomplete.
     """
-    if not paths:
-        raise ConfigurationError("merge_results needs at least one result file")
-    loaded = [read_results(p)[:2] for p in paths]
-    first = loaded[0][0]
-    reference = {k: v for k, v in first.identity().items() if k != "shard"}
-    for path, (config, _) in zip(paths, loaded, strict=True):
-        identity = {k: v for k, v in config.identity().items() if k != "shard"}
-        if identity != reference:
-            raise ResultFileError(f"{path} is from a different run than {paths[0]}; not merged")
-    merged = first.model_copy(
-        update={
-            "shard": None,
-            "extra": {
-                **first.extra,
-                "merged_from": [str(p) for p in paths],
-                "shards": [c.shard for c, _ in loaded],
-            },
-        }
-    )
-    target = Path(out)
-    if target.exists():
-        target.unlink()
-    writer = open_results(target, merged)
-    with writer:
-        for _, records in loaded:
-            for record in records:
-                if str(record["id"]) not in writer.done:
-                    writer.write(record)
-    return target
+    from tablereason.evaluate.merge import merge_shards
+
+    return merge_shards(paths, out, allow_partial=allow_partial).path
 
 
 def score_results(

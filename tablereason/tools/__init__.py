@@ -44,7 +44,9 @@ from tablereason.tools.docstore import (
     search_tools,
 )
 from tablereason.tools.llm_tool import LLMTool
-from tablereason.tools.ocr import OCR, OCRModel, ScienceQAOCR, TextBox, parse_easyocr
+from tablereason.tools.local_search import CorpusText, LeaveOut, LocalCorpus, LocalSearch
+from tablereason.tools.ocr import OCR, OCRFormat, OCRModel, ScienceQAOCR, TextBox, parse_easyocr
+from tablereason.tools.scienceqa_corpus import folder_corpus, scienceqa_corpus
 from tablereason.tools.table_tool import TableReasoner, TableTool
 from tablereason.tools.web_search import SearchBackend, WebSearch
 
@@ -59,12 +61,17 @@ __all__ = [
     "CalculationError",
     "Calculator",
     "CaptionModel",
+    "CorpusText",
     "DocStore",
     "Document",
     "DocumentExplorer",
     "FailingTool",
     "ImageCaptioner",
     "LLMTool",
+    "LeaveOut",
+    "LocalCorpus",
+    "LocalSearch",
+    "OCRFormat",
     "OCRModel",
     "ScienceQACaptions",
     "ScienceQAOCR",
@@ -84,11 +91,13 @@ __all__ = [
     "build_tools",
     "describe",
     "evaluate",
+    "folder_corpus",
     "image_id",
     "invoke",
     "is_no_evidence",
     "no_evidence",
     "parse_easyocr",
+    "scienceqa_corpus",
     "search_tools",
     "tokenize",
 ]

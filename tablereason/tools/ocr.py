@@ -2,8 +2,13 @@
 
 The default backend reads ScienceQA's precomputed EasyOCR results (``ocrs.json``:
 per problem id, the Python literal of a list of ``(box, text, confidence)``),
-parsed with :func:`ast.literal_eval` (literals only, never code). The
-observation lists each detected text with the top-left corner of its box.
+parsed with :func:`ast.literal_eval` (literals only, never code). The observation
+comes in one of three formats (:data:`OCRFormat`):
+
+- ``"positions"`` (the tool's default): each text with the top-left corner of its box;
+- ``"texts"``: the texts only, comma-separated (Chameleon's default profile);
+- ``"published"``: the Python repr of the list of ``(box, text)`` pairs, confidence
+  dropped, which is what Chameleon's published text detector puts in its prompts.
 
 Example:
     >>> boxes = parse_easyocr("[([[1, 2], [9, 2], [9, 8], [1, 8]], 'fox', 0.9)]")
@@ -11,6 +16,8 @@ Example:
     ('fox', 1, 2)
     >>> format_detections(boxes)
     "'fox' at (1, 2)"
+    >>> format_detections(boxes, style="published")
+    "[([[1, 2], [9, 2], [9, 8], [1, 8]], 'fox')]"
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ from __future__ import annotations
 import ast
 import os
 from functools import cached_property
-from typing import Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -26,9 +33,15 @@ from tablereason.llm.base import Usage
 from tablereason.tools.base import BaseTool, ToolFailure
 from tablereason.tools.captioner import image_id, read_json_field, scienceqa_folder
 
+OCRFormat = Literal["positions", "texts", "published"]
+
 
 class TextBox(BaseModel):
-    """One detected text with the top-left corner of its box and a confidence."""
+    """One detected text with the top-left corner of its box, the box and a confidence.
+
+    ``box`` keeps the corner points exactly as the detector gave them (for the
+    published format); it is None for backends that give only a position.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -36,6 +49,7 @@ class TextBox(BaseModel):
     x: int = 0
     y: int = 0
     confidence: float = 1.0
+    box: Any = None
 
 
 def parse_easyocr(raw: str) -> list[TextBox]:
@@ -50,17 +64,31 @@ def parse_easyocr(raw: str) -> list[TextBox]:
         try:
             box, text, confidence = item
             x, y = box[0]
-            boxes.append(TextBox(text=str(text), x=int(x), y=int(y), confidence=float(confidence)))
+            boxes.append(
+                TextBox(text=str(text), x=int(x), y=int(y), confidence=float(confidence),
+                        box=box)
+            )  # fmt: skip
         except (TypeError, ValueError, IndexError):
             continue
     return boxes
 
 
-def format_detections(boxes: list[TextBox], *, positions: bool = True) -> str:
-    """``'text' at (x, y)`` items joined by ``; `` (or only the texts, joined by ``, ``)."""
-    if positions:
-        return "; ".join(f"{b.text!r} at ({b.x}, {b.y})" for b in boxes)
-    return ", ".join(b.text for b in boxes)
+def format_detections(boxes: list[TextBox], *, style: OCRFormat = "positions") -> str:
+    """The detections as text, in one of the :data:`OCRFormat` styles.
+
+    ``"positions"``: ``'text' at (x, y)`` items joined by ``; ``. ``"texts"``: the
+    texts joined by ``, ``. ``"published"``: ``repr([(box, text), ...])`` with each
+    box as the detector's list of corner points.
+
+    Example:
+        >>> format_detections([TextBox(text="a", x=1, y=2), TextBox(text="b")], style="texts")
+        'a, b'
+    """
+    if style == "published":
+        return repr([(b.box if b.box is not None else [[b.x, b.y]], b.text) for b in boxes])
+    if style == "texts":
+        return ", ".join(b.text for b in boxes)
+    return "; ".join(f"{b.text!r} at ({b.x}, {b.y})" for b in boxes)
 
 
 class OCRModel(Protocol):
@@ -113,7 +141,7 @@ class OCR(BaseTool):
 
     Args:
         model: The OCR backend; :class:`ScienceQAOCR` when None.
-        positions: Show each text's position (as Chameleon's text detector does).
+        style: How detections are shown (:data:`OCRFormat`); ``"positions"`` by default.
         name: Tool name shown to the model.
     """
 
@@ -123,10 +151,14 @@ class OCR(BaseTool):
     )
 
     def __init__(
-        self, model: OCRModel | None = None, *, positions: bool = True, name: str | None = None
+        self,
+        model: OCRModel | None = None,
+        *,
+        style: OCRFormat = "positions",
+        name: str | None = None,
     ) -> None:
         self.model: OCRModel = model or ScienceQAOCR()
-        self.positions = positions
+        self.style: OCRFormat = style
         if name:
             self.name = name
 
@@ -136,4 +168,4 @@ class OCR(BaseTool):
         if not boxes:
             shown = image_id(text) or repr(text)
             raise ToolFailure(f"no text detected in image {shown}")
-        return format_detections(boxes, positions=self.positions), Usage(requests=0)
+        return format_detections(boxes, style=self.style), Usage(requests=0)

@@ -56,6 +56,7 @@ def check(llm: Any, task: str, items: list[Example], **overrides: Any) -> None:
         prediction = method.run(example)  # must not raise
         assert prediction.error is None, prediction.error
         assert isinstance(prediction.answer, str)
+        assert prediction.has_raw_answer  # what the published TabMWP scoring reads
         assert modules_used(prediction)[-1] == "answer_generator"
         assert prediction.trace.usage.requests >= 1
         json.loads(prediction.trace.to_json())

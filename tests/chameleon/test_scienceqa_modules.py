@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tablereason.datasets import load_dataset
 from tablereason.datasets.example import Example
 from tablereason.methods.chameleon import Chameleon
 from tablereason.methods.chameleon.answers import choose_scienceqa
@@ -87,10 +90,63 @@ def test_search_failure_is_recorded_not_raised(scienceqa_examples: dict[str, Exa
     assert run.trace.steps[-1].error
 
 
-def test_default_search_is_offline(scienceqa_examples: dict[str, Example]) -> None:
-    run = make_run(scienceqa_examples["11"], routed())
+@pytest.fixture(scope="module")
+def real_scienceqa(shared_data: Path) -> dict[str, Example]:
+    return {e.id: e for e in load_dataset("scienceqa", "test", data_dir=shared_data)}
+
+
+def test_default_search_reads_other_skills_lectures(real_scienceqa: dict[str, Example]) -> None:
+    example = real_scienceqa["693"]  # skill: Identify magnets that attract or repel
+    llm = routed(query_generator=["magnets attract repel"],
+                 solution_generator=["Opposite poles attract. The answer is A."])  # fmt: skip
+    run = make_run(example, llm)
+    assert run.cache.data_folder.endswith("scienceqa") and run.cache.lecture
+    run_module(run, "query_generator")
+    assert run_module(run, "search") == {"evidence"}
+    step = run.trace.steps[-1]
+    assert step.error is None and step.arguments["input"] == "magnets attract repel"
+    found = step.arguments["output"]
+    # As the published module: the query comes from the cache, the result goes back into it.
+    assert run.cache.records["search:input"] == "magnets attract repel"
+    assert run.cache.records["search:output"] == found
+    assert run.cache.evidence == f"Search results: {found}"
+    assert found.count("\n") >= 2 and "magnetic force" in found  # 3 passages, another skill
+    own = {line.strip() for line in example.metadata["lecture"].splitlines() if line.strip()}
+    assert not own & {line.strip() for line in found.splitlines()}
+    run_module(run, "solution_generator")
+    assert f"Search results: {found}" in llm.requests[-1].as_text()
+
+
+def test_default_search_count_follows_the_setting(real_scienceqa: dict[str, Example]) -> None:
+    method = Chameleon(routed(), "scienceqa", search_count=1)
+    run = ChainRun(method.llm, method.settings, method.make_cache(real_scienceqa["693"]))
+    run.cache.query = "magnets attract repel"
     run_module(run, "search")
-    assert run.cache.evidence == "" and "not configured" in (run.trace.steps[-1].error or "")
+    assert "\n" not in run.cache.records["search:output"]
+
+
+def test_default_search_without_data_says_so(scienceqa_examples: dict[str, Example],
+                                             tmp_path: Path) -> None:  # fmt: skip
+    example = scienceqa_examples["93"]
+    moved = example.model_copy(
+        update={"metadata": {**example.metadata, "data_folder": str(tmp_path)}}
+    )
+    run = make_run(moved, routed())
+    assert run_module(run, "search") == set()
+    error = run.trace.steps[-1].error or ""
+    assert error.startswith("no local search corpus: no ScienceQA problems.json under")
+    assert "search_corpus" in error and run.cache.evidence == ""
+
+
+def test_search_corpus_setting_reads_a_folder(scienceqa_examples: dict[str, Example],
+                                             tmp_path: Path) -> None:  # fmt: skip
+    (tmp_path / "Heredity.txt").write_text("Inherited traits are passed from parents.")
+    (tmp_path / "Weather.txt").write_text("Rain falls from clouds.")
+    method = Chameleon(routed(), "scienceqa", search_corpus=str(tmp_path))
+    run = ChainRun(method.llm, method.settings, method.make_cache(scienceqa_examples["93"]))
+    run.cache.query = "inherited traits parents"
+    run_module(run, "search")
+    assert run.cache.evidence == "Search results: Inherited traits are passed from parents."
 
 
 def test_captioner_and_ocr_read_the_dataset_files(scienceqa_examples: dict[str, Example]) -> None:
@@ -99,11 +155,25 @@ def test_captioner_and_ocr_read_the_dataset_files(scienceqa_examples: dict[str, 
     assert run.cache.evidence == "Image caption: A painting of a horse and a cow."
     run_module(run, "text_detector")
     detected = run.cache.evidence.split("\n\n")[1]
-    assert detected.startswith("Detected text in the image: grizzly bear")
-    paper = make_run(scienceqa_examples["23"], routed(), profile="paper")
+    assert detected.startswith("Detected text in the image: grizzly bear, barren-ground")
+
+
+def test_paper_profile_ocr_is_the_published_text(scienceqa_examples: dict[str, Example]) -> None:
+    example = scienceqa_examples["23"]
+    raw = ast.literal_eval(example.metadata["ocr"])
+    published = repr([(t[0], t[1]) for t in raw])  # the published text detector's output
+    paper = make_run(example, routed(), profile="paper")
     run_module(paper, "text_detector")
+    assert paper.cache.evidence == f"Detected text in the image: {published}"
     assert paper.cache.evidence.startswith(
-        "Detected text in the image: 'grizzly bear' at (411, 19)"
+        "Detected text in the image: [([[411, 19], [493, 19], [493, 37], [411, 37]], "
+        "'grizzly bear'), "
+    )
+    positions = make_run(example, routed())
+    positions.settings = positions.settings.model_copy(update={"ocr_format": "positions"})
+    run_module(positions, "text_detector")
+    assert positions.cache.evidence.startswith(
+        "Detected text in the image: 'grizzly bear' at (411, 19); "
     )
 
 

@@ -14,7 +14,7 @@ from tablereason.trace import Prediction, Trace, TraceStep
 def pred(answer: str, raw: Any, error: str | None = None) -> Prediction:
     trace = Trace(steps=[TraceStep(kind="answer", name="answer_generator",
                                    arguments={"answer": answer, "raw_answer": raw})])  # fmt: skip
-    return Prediction(answer=answer, trace=trace, error=error)
+    return Prediction(answer=answer, trace=trace, error=error, raw_answer=raw)
 
 
 def tabmwp(gold: str, ans_type: str = "integer_number", choices: list[str] | None = None,

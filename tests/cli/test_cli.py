@@ -100,7 +100,7 @@ def test_argparse_usage_errors_exit_2(capsys) -> None:
     assert raised.value.code == EXIT_USAGE
 
 
-@pytest.mark.parametrize("command", ["ask", "eval", "report", "show", "datasets"])
+@pytest.mark.parametrize("command", ["ask", "eval", "merge", "report", "show", "datasets"])
 def test_every_command_has_help_with_examples(command, capsys) -> None:
     with pytest.raises(SystemExit) as raised:
         main([command, "--help"])

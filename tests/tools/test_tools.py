@@ -215,7 +215,7 @@ def test_scienceqa_ocr_by_path(shared_data: Path) -> None:
     tool = OCR(ScienceQAOCR(shared_data))
     out = tool(str(shared_data / "scienceqa" / "images" / "test" / "23" / "image.png"))
     assert out.startswith("'grizzly bear' at (411, 19); 'barren-ground' at (511, 177)")
-    assert OCR(ScienceQAOCR(shared_data), positions=False)("23").startswith(
+    assert OCR(ScienceQAOCR(shared_data), style="texts")("23").startswith(
         "grizzly bear, barren-ground, Arctic fox"
     )
     assert "no text detected" in tool("5")  # its OCR list is empty

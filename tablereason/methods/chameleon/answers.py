@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tablereason.evaluate.metrics import METRICS, MetricResult, prediction_answer
+from tablereason.evaluate.metrics import METRICS, MetricResult, tabmwp_paper_answer
 from tablereason.evaluate.tabmwp_eval import string_similarity
 
 _PAPER_TABMWP = re.compile(r"The answer is ([\s\S]+).$")
@@ -171,30 +171,17 @@ def choose_scienceqa(solution: str | None, choices: Sequence[str], *, paper: boo
 def paper_answer(prediction: Any, choices: Sequence[str] | None = None) -> Any:
     """The raw answer the published TabMWP scorer would see for a prediction.
 
-    It is the answer generator's ``raw_answer`` from the trace. A missing answer on a
-    multiple-choice question becomes ``""``, so the paper metric gives it the first
-    option, as the published code does; a failed run stays None (wrong).
+    It is the prediction's ``raw_answer`` (the answer generator's value). A missing
+    answer on a multiple-choice question becomes ``""``, so the paper metric gives it the
+    first option, as the published code does; a failed run stays None (wrong). The rule
+    lives in :func:`tablereason.evaluate.metrics.tabmwp_paper_answer`, which the
+    ``tabmwp_accuracy_paper`` metric applies to every prediction and result record.
 
     Example:
         >>> paper_answer(None) is None, paper_answer(84.04)
         (True, 84.04)
     """
-    if prediction is None or getattr(prediction, "error", None):
-        return None
-    if not hasattr(prediction, "trace"):  # a bare answer value or mapping
-        value = prediction_answer(prediction)
-        return "" if value is None and choices else value
-    raw: Any = None
-    found = False
-    for step in reversed(prediction.trace.steps):
-        if step.name == "answer_generator" and "raw_answer" in step.arguments:
-            raw, found = step.arguments["raw_answer"], True
-            break
-    if not found:
-        raw = prediction.answer or None
-    if raw is None and choices:
-        return ""
-    return raw
+    return tabmwp_paper_answer(prediction, choices)
 
 
 def score(
@@ -203,7 +190,9 @@ def score(
     """Score Chameleon predictions with the registered metrics, default and paper.
 
     TabMWP's paper score reads each prediction's raw answer (:func:`paper_answer`);
-    ScienceQA's two scores differ only in the grade breakdown.
+    ScienceQA's two scores differ only in the grade breakdown. ``predictions`` maps
+    example ids to :class:`~tablereason.trace.Prediction` objects, result records or
+    bare answers.
 
     Returns:
         ``{"default": ..., "paper": ...}``.
@@ -215,15 +204,12 @@ def score(
         >>> score("scienceqa", {"1": "dog"}, [ex])["default"].score
         1.0
     """
-    if task == "tabmwp":
-        raw = {ex.id: paper_answer(predictions.get(ex.id), ex.choices) for ex in examples}
-        answers = {ex.id: prediction_answer(predictions.get(ex.id)) for ex in examples}
-        return {
-            "default": METRICS.get("tabmwp_accuracy")(answers, examples),
-            "paper": METRICS.get("tabmwp_accuracy_paper")(raw, examples),
-        }
-    answers = {ex.id: prediction_answer(predictions.get(ex.id)) for ex in examples}
+    names = (
+        ("tabmwp_accuracy", "tabmwp_accuracy_paper")
+        if task == "tabmwp"
+        else ("scienceqa_accuracy", "scienceqa_accuracy_paper")
+    )
     return {
-        "default": METRICS.get("scienceqa_accuracy")(answers, examples),
-        "paper": METRICS.get("scienceqa_accuracy_paper")(answers, examples),
+        "default": METRICS.get(names[0])(predictions, examples),
+        "paper": METRICS.get(names[1])(predictions, examples),
     }

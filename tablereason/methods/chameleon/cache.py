@@ -55,6 +55,11 @@ class ChameleonCache(BaseModel):
         image: ScienceQA image file name (empty when none).
         caption: The precomputed caption (ScienceQA).
         ocr: The precomputed OCR repr string (ScienceQA).
+        lecture: The problem's own lecture (ScienceQA). Never shown to the model: the
+            default search leaves it, and every lecture of the same skill, out of its
+            corpus.
+        data_folder: The ScienceQA folder the problem was read from (where the default
+            search builds its corpus); empty for hand-made examples.
         context: Accumulated TabMWP context (verbalisation, knowledge).
         evidence: Accumulated ScienceQA evidence (caption, OCR, search, knowledge).
         program: The current program (raw model text).
@@ -86,6 +91,8 @@ class ChameleonCache(BaseModel):
     image: str = ""
     caption: str = ""
     ocr: str = "[]"
+    lecture: str = ""
+    data_folder: str = ""
     context: str = ""
     evidence: str = ""
     program: str | None = None

@@ -149,7 +149,8 @@ class Chameleon:
             plain_question=example.question, hint=example.context, choices=choices,
             metadata={**metadata, "image_file": md.get("image_file", "")},
             image=md.get("image") or "", caption=str(md.get("caption") or ""),
-            ocr=str(md.get("ocr") or "[]"),
+            ocr=str(md.get("ocr") or "[]"), lecture=str(md.get("lecture") or ""),
+            data_folder=str(md.get("data_folder") or ""),
         )  # fmt: skip
 
     # ------------------------------------------------------------------ run
@@ -168,9 +169,9 @@ class Chameleon:
             **fields: With a table: ``choices``, ``unit`` and ``title``.
 
         Returns:
-            The prediction; the answer generator's trace step holds ``raw_answer``
-            (what the published scorer sees). A model failure ends the run with
-            ``Prediction.error`` set; bad replies never raise.
+            The prediction. ``raw_answer`` is the answer generator's raw value (what the
+            published TabMWP scorer sees; also in its trace step). A model failure ends
+            the run with ``Prediction.error`` set; bad replies never raise.
         """
         if not isinstance(example, Example):
             example = self._wrap(example, question, **fields)
@@ -187,7 +188,7 @@ class Chameleon:
         except TableReasonError as err:
             trace.add(TraceStep(kind="error", name=type(err).__name__, error=str(err)))
             return Prediction(answer="", trace=trace, error=str(err))
-        return Prediction(answer=cache.answer, trace=trace)
+        return Prediction(answer=cache.answer, trace=trace, raw_answer=cache.raw_answer)
 
     def __call__(self, example: Example) -> Prediction:
         """``run(example)``, so the method plugs into ``tablereason.evaluate.run_evaluation``."""

@@ -4,9 +4,13 @@ Evidence accumulates in ``cache.evidence`` as labelled blocks. Search, captioner
 OCR are :class:`~tablereason.tools.base.Tool` objects passed by role
 (``"search"``, ``"captioner"``, ``"ocr"``). Offline defaults: the captioner and OCR
 read the example's precomputed caption and EasyOCR result (``captions.json`` /
-``ocrs.json``, loaded with the example); search is a :class:`WebSearch` without a
-backend, so it answers "No evidence found" unless a search tool (a live backend, or
-a :class:`~tablereason.tools.docstore.WikiSearch` over a local corpus) is given.
+``ocrs.json``, loaded with the example); search is a
+:class:`~tablereason.tools.local_search.LocalSearch` over the lectures of the
+example's ScienceQA folder (:mod:`tablereason.tools.scienceqa_corpus`), leaving out
+the question's own skill and lecture, or over the folder of text files named by the
+``search_corpus`` setting. Live web search is a
+:class:`~tablereason.tools.web_search.WebSearch` with a backend, given as the
+``"search"`` tool; nothing reaches the network otherwise.
 
 Example:
     >>> question_text("Which is a mammal?", "", ["frog", "dog"])
@@ -23,8 +27,9 @@ from tablereason.methods.chameleon.session import ChainRun
 from tablereason.prompts.render import render
 from tablereason.tools.base import Tool, invoke
 from tablereason.tools.captioner import ImageCaptioner, ScienceQACaptions
+from tablereason.tools.local_search import LocalSearch
 from tablereason.tools.ocr import OCR, ScienceQAOCR
-from tablereason.tools.web_search import WebSearch
+from tablereason.tools.scienceqa_corpus import folder_corpus, leave_out, scienceqa_corpus
 
 
 def options_text(choices: list[str]) -> str:
@@ -70,8 +75,24 @@ def _tool(run: ChainRun, role: str) -> Tool:
     if role == "captioner":
         return ImageCaptioner(ScienceQACaptions(captions={cache.pid: cache.caption}))
     if role == "ocr":
-        return OCR(ScienceQAOCR(texts={cache.pid: cache.ocr}), positions=run.settings.ocr_boxes)
-    return WebSearch(k=run.settings.search_count)
+        return OCR(ScienceQAOCR(texts={cache.pid: cache.ocr}), style=run.settings.ocr_format)
+    return default_search(run)
+
+
+def default_search(run: ChainRun) -> LocalSearch:
+    """The offline search tool for one question (see the module notes).
+
+    The corpus is built on the first search and cached in memory; the leave-out hides
+    the question's skill, its lecture and near copies of it.
+    """
+    cache, settings = run.cache, run.settings
+    hidden = leave_out(cache.metadata.get("skill"), cache.lecture)
+    folder = settings.search_corpus
+    if folder:
+        return LocalSearch(lambda: folder_corpus(folder), k=settings.search_count,
+                           leave_out=hidden)  # fmt: skip
+    data = cache.data_folder or None
+    return LocalSearch(lambda: scienceqa_corpus(data), k=settings.search_count, leave_out=hidden)
 
 
 def _use_tool(run: ChainRun, module: str, role: str, text: str, label: str) -> None:

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tablereason.errors import ConfigurationError
 from tablereason.sandbox.verify import RetrySettings
+from tablereason.tools.ocr import OCRFormat
 
 Profile = Literal["paper", "default"]
 
@@ -54,11 +55,17 @@ class ChameleonSettings(BaseModel):
         solution_max_tokens: Completion budget of the solution generator.
         sg_patience: Solution attempts until one states an answer.
         query_max_tokens: Completion budget of the query generator.
-        search_count: Search snippets kept (released runs: 3).
+        search_count: Search snippets kept (released runs: 3); the default local search
+            returns this many passages.
+        search_corpus: A folder of text files (``*.txt``, ``*.md``) for the default
+            search to use instead of the ScienceQA lecture corpus.
         paper_answer_regex: Use the published ``The answer is ([\s\S]+).$`` extraction
             (greedy, drops the last character) instead of the anchored one.
         glue_context: Append context fragments without a separator, as published.
-        ocr_boxes: Show OCR text with its bounding boxes (the published repr).
+        ocr_format: How detected text is shown: ``"texts"`` (the words only),
+            ``"positions"`` (each text with its box's top-left corner) or ``"published"``
+            (the Python repr of the list of ``(box, text)`` pairs, as the published text
+            detector writes it).
         match_options: Map a TabMWP multiple-choice answer onto its options (default only;
             the paper leaves that to scoring).
         cot_caption: Show the image caption in the ScienceQA chain-of-thought prompt (the
@@ -86,9 +93,10 @@ class ChameleonSettings(BaseModel):
     sg_patience: int = Field(default=2, ge=1)
     query_max_tokens: int = 64
     search_count: int = Field(default=3, ge=1)
+    search_corpus: str | None = None
     paper_answer_regex: bool = False
     glue_context: bool = False
-    ocr_boxes: bool = False
+    ocr_format: OCRFormat = "texts"
     match_options: bool = True
     cot_caption: bool = False
 
@@ -119,7 +127,7 @@ def profile_settings(profile: str, task: str, **overrides: Any) -> ChameleonSett
             "sg_patience": 20 if task == "tabmwp" else 5,
             "paper_answer_regex": True,
             "glue_context": True,
-            "ocr_boxes": True,
+            "ocr_format": "published",
             "match_options": False,
             "cot_caption": True,
         }
