@@ -326,6 +326,10 @@ class LocalSearch(BaseTool):
         k: Passages to return at most.
         leave_out: What the current question must not read.
         name: Tool name shown to the model.
+        published: Return the passages as a Python list literal of one-line strings,
+            the form Chameleon's published search module shows the model
+            (``['first passage', 'second passage']``); otherwise one passage after
+            another, lines kept.
     """
 
     name = "Search"
@@ -341,10 +345,12 @@ class LocalSearch(BaseTool):
         k: int = 3,
         leave_out: LeaveOut | None = None,
         name: str | None = None,
+        published: bool = False,
     ) -> None:
         self._corpus = corpus
         self.k = k
         self.leave_out = leave_out
+        self.published = published
         if name:
             self.name = name
 
@@ -363,4 +369,6 @@ class LocalSearch(BaseTool):
         hits = self.corpus.search(text, self.k, self.leave_out)
         if not hits:
             raise ToolFailure(f"nothing in the local corpus matches {text.strip()!r}")
+        if self.published:
+            return repr([" ".join(hit.text.split()) for hit in hits]), Usage(requests=0)
         return "\n".join(hit.text for hit in hits), Usage(requests=0)

@@ -117,6 +117,19 @@ def test_default_search_reads_other_skills_lectures(real_scienceqa: dict[str, Ex
     assert f"Search results: {found}" in llm.requests[-1].as_text()
 
 
+def test_paper_search_shows_the_published_response_form(
+    real_scienceqa: dict[str, Example],
+) -> None:
+    run = make_run(real_scienceqa["693"], routed(), profile="paper")
+    run.cache.query = "magnets attract repel"
+    assert run_module(run, "search") == {"evidence"}
+    found = run.cache.records["search:output"]
+    passages = ast.literal_eval(found)  # a list literal of one-line snippets, as published
+    assert isinstance(passages, list) and 1 <= len(passages) <= run.settings.search_count
+    assert all(isinstance(p, str) and "\n" not in p for p in passages)
+    assert run.cache.evidence.startswith(f"Bing search response: {found}")
+
+
 def test_default_search_count_follows_the_setting(real_scienceqa: dict[str, Example]) -> None:
     method = Chameleon(routed(), "scienceqa", search_count=1)
     run = ChainRun(method.llm, method.settings, method.make_cache(real_scienceqa["693"]))

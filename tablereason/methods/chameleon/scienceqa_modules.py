@@ -88,11 +88,13 @@ def default_search(run: ChainRun) -> LocalSearch:
     cache, settings = run.cache, run.settings
     hidden = leave_out(cache.metadata.get("skill"), cache.lecture)
     folder = settings.search_corpus
+    options: dict[str, Any] = {
+        "k": settings.search_count, "leave_out": hidden, "published": run.paper,
+    }  # fmt: skip
     if folder:
-        return LocalSearch(lambda: folder_corpus(folder), k=settings.search_count,
-                           leave_out=hidden)  # fmt: skip
+        return LocalSearch(lambda: folder_corpus(folder), **options)
     data = cache.data_folder or None
-    return LocalSearch(lambda: scienceqa_corpus(data), k=settings.search_count, leave_out=hidden)
+    return LocalSearch(lambda: scienceqa_corpus(data), **options)
 
 
 def _use_tool(run: ChainRun, module: str, role: str, text: str, label: str) -> None:
@@ -132,7 +134,8 @@ def text_detector(run: ChainRun) -> None:
 def search(run: ChainRun) -> None:
     """Search for the generated query (the question when no query was generated)."""
     query = run.cache.query or run.cache.question.split("\n\n")[0]
-    _use_tool(run, "search", "search", query, "Search results: ")
+    label = "Bing search response: " if run.paper else "Search results: "
+    _use_tool(run, "search", "search", query, label)
 
 
 def query_generator(run: ChainRun) -> None:
