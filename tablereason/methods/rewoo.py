@@ -6,12 +6,15 @@ references is ready); the solver reads the plans and evidence and answers briefl
 A failed tool yields a "No evidence found" observation and its dependants still
 run. Every model call is counted, those made inside tools included.
 
-Two profiles (:data:`PROFILES`): ``"default"`` (lenient parser with JSON fallback,
-concurrent workers, plain evidence substitution, temperature 0, stop at the next
-question) and ``"paper"`` (the reference's parser and worker quirks: column-0
-lines only, ``#E10+`` dropped, last input character dropped, evidence wrapped in
-brackets, plans paired with evidence by index, temperature 0.5, up to 3 attempts
-per question). docs/tools.md lists the differences.
+Two profiles (:data:`PROFILES`): ``"default"`` (a lean planner prompt with two
+short demos, at most 4 steps and a stop at the blank line after the plan; lenient
+parser with JSON fallback; concurrent workers; plain evidence substitution; evidence
+focused on what reads it, within a length bound; a one-line solver answer;
+temperature 0) and ``"paper"`` (the reference: four longer demos and the reference's
+parser and worker quirks: column-0 lines only, ``#E10+`` dropped, last input
+character dropped, evidence wrapped in brackets and passed whole, plans paired with
+evidence by index, temperature 0.5, up to 3 attempts per question). docs/tools.md
+lists the differences.
 
 Example:
     >>> from tablereason.llm import ScriptedLLM
@@ -32,8 +35,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tablereason.errors import ConfigurationError, ParseError, TableReasonError
 from tablereason.llm.base import LLM, Request
+from tablereason.methods.rewoo_evidence import worker_log
 from tablereason.methods.rewoo_parse import (
     ParsedPlan,
+    bounded,
     parse_plan,
     parse_plan_paper,
 )
@@ -70,25 +75,37 @@ class ReWOOSettings(BaseModel):
         max_workers: Threads for concurrent steps.
         wrap_evidence: Substitute ``#E1`` as ``[evidence]`` (the reference) instead of
             the plain evidence.
-        max_evidence_chars: Evidence shown to the solver is cut to this length (None:
-            no cut).
+        demo_set: The demo templates, ``rewoo/<demo_set>_<task>`` (default: two short
+            HotpotQA demos; paper: four longer ones).
+        max_evidence_chars: Each step's evidence shown to the solver is focused on the
+            question to at most this many characters (None: shown whole).
+        max_reference_chars: Evidence substituted for ``#E<n>`` in a later tool input
+            is focused on that input to at most this many characters (None: whole).
+        max_steps: Evidence steps run per plan; the planner stops before step
+            ``max_steps + 1`` and later steps are dropped with a warning (None: no bound).
         attempts: Whole-run attempts when the run crashes (the paper's evaluator
             retries up to 3 times).
-        stop: Planner stop strings (the default stops before a new question).
+        stop: Planner stop strings (the default stops at the blank line that ends a
+            plan in the demos, or before a new question).
+        solver_stop: Solver stop strings (the default answer is one line).
     """
 
     model_config = ConfigDict(frozen=True)
 
     profile: Literal["default", "paper"] = "default"
     temperature: float = Field(default=0.0, ge=0.0)
-    planner_max_tokens: int = Field(default=192, ge=1)
+    planner_max_tokens: int = Field(default=128, ge=1)
     solver_max_tokens: int = Field(default=32, ge=1)
     concurrent: bool = True
     max_workers: int = Field(default=4, ge=1)
     wrap_evidence: bool = False
-    max_evidence_chars: int | None = 800
+    demo_set: str = Field(default="demos", pattern=r"^\w+$")
+    max_evidence_chars: int | None = Field(default=300, ge=40)
+    max_reference_chars: int | None = Field(default=400, ge=40)
+    max_steps: int | None = Field(default=4, ge=1)
     attempts: int = Field(default=1, ge=1)
-    stop: tuple[str, ...] = ("\nQuestion:", "\n\n\n")
+    stop: tuple[str, ...] = ("\nQuestion:", "\n\n")
+    solver_stop: tuple[str, ...] = ("\n",)
 
 
 PROFILES: Registry[ReWOOSettings] = Registry("ReWOO profile")
@@ -102,9 +119,13 @@ PROFILES.register(
         solver_max_tokens=256,
         concurrent=False,
         wrap_evidence=True,
+        demo_set="paper_demos",
         max_evidence_chars=None,
+        max_reference_chars=None,
+        max_steps=None,
         attempts=3,
         stop=(),
+        solver_stop=(),
     ),
 )
 
@@ -113,6 +134,11 @@ _ECHO = re.compile(r"^\s*(?:plan\s*\d*\s*:|#\s*E\d+|evidence\s*:|question\s*:)",
 
 
 _SHORT_EVIDENCE = 20
+
+
+def _one_line(task_text: str) -> str:
+    """The task on one line, without its ``Question:`` label."""
+    return " ".join(task_text.removeprefix("Question:").split())
 
 
 class _RunFailed(TableReasonError):
@@ -160,13 +186,16 @@ class ReWOO:
         self.tools: list[Tool] = list(tools) if tools is not None else default_tools(self.task, llm)
         if not self.tools:
             raise ConfigurationError("ReWOO needs at least one tool")
-        self.demos = demos if demos is not None else render(f"rewoo/demos_{self.task}")
+        self.demos = (
+            demos if demos is not None else render(f"rewoo/{self.settings.demo_set}_{self.task}")
+        )
         self.workers = Workers(
             self.tools,
             paper=self.settings.profile == "paper",
             concurrent=self.settings.concurrent,
             max_workers=self.settings.max_workers,
             wrap_evidence=self.settings.wrap_evidence,
+            reference_chars=self.settings.max_reference_chars,
         )
 
     # ------------------------------------------------------------------ prompts
@@ -206,10 +235,7 @@ class ReWOO:
         """The solver prompt."""
         if self._paper:
             return render("rewoo/paper_solver", question=task_text, worker_log=worker_log) + "\n"
-        short = " ".join(task_text.removeprefix("Question:").split())
-        return render(
-            "rewoo/solver", question=task_text, worker_log=worker_log, short_question=short
-        )
+        return render("rewoo/solver", question=_one_line(task_text), worker_log=worker_log)
 
     # ------------------------------------------------------------------ run
 
@@ -254,7 +280,7 @@ class ReWOO:
                 prompt=prompt,
                 temperature=self.settings.temperature,
                 max_tokens=self.settings.planner_max_tokens,
-                stop=self.settings.stop,
+                stop=self._planner_stop(),
                 call_site="rewoo/planner",
             )
         )
@@ -270,6 +296,7 @@ class ReWOO:
         except ParseError as err:
             step.error = str(err)
             raise _RunFailed(f"the plan could not be read: {err}") from None
+        plan = bounded(plan, self.settings.max_steps)
         step.arguments.update(
             steps=[s.model_dump() for s in plan.steps], format=plan.format,
             plans=plan.plans, malformed=plan.malformed, warnings=plan.warnings,
@@ -277,7 +304,7 @@ class ReWOO:
         if not plan.steps:
             step.error = "no evidence step could be read; the solver answers without evidence"
         evidence = self.workers.run(plan, trace)
-        worker_log = self._worker_log(plan, evidence)
+        worker_log = self._worker_log(plan, evidence, task_text)
         solver_prompt = self.solver_prompt(task_text, worker_log)
         started = time.perf_counter()
         completion = self.llm.complete(
@@ -285,7 +312,7 @@ class ReWOO:
                 prompt=solver_prompt,
                 temperature=self.settings.temperature,
                 max_tokens=self.settings.solver_max_tokens,
-                stop=() if self._paper else ("\nQ:", "\nQuestion:", "\nPlan:", "\n#E"),
+                stop=self.settings.solver_stop,
                 call_site="rewoo/solver",
             )
         )
@@ -304,6 +331,11 @@ class ReWOO:
         ))  # fmt: skip
         return answer
 
+    def _planner_stop(self) -> tuple[str, ...]:
+        r"""The planner's stop strings, with the step bound (``\n#E5`` for 4 steps)."""
+        bound = self.settings.max_steps
+        return self.settings.stop + ((f"\n#E{bound + 1}",) if bound is not None else ())
+
     def _fallback(
         self,
         example: Example | str,
@@ -319,7 +351,7 @@ class ReWOO:
             kind="answer", name="solver", prompt_name="rewoo/solver", raw=[raw], usage=usage,
             duration_s=time.perf_counter() - started, error=note or "no answer",
         ))  # fmt: skip
-        short = " ".join(task_text.removeprefix("Question:").split())
+        short = _one_line(task_text)
         started = time.perf_counter()
         completion = self.llm.complete(
             Request(
@@ -363,7 +395,8 @@ class ReWOO:
 
     # ------------------------------------------------------------------ workers
 
-    def _worker_log(self, plan: ParsedPlan, evidence: dict[str, str]) -> str:
+    def _worker_log(self, plan: ParsedPlan, evidence: dict[str, str], task_text: str) -> str:
+        """Each plan with its evidence (default: focused on the question and the plan)."""
         if self._paper:
             try:
                 return "".join(
@@ -372,13 +405,4 @@ class ReWOO:
                 )
             except KeyError as err:
                 raise _RunFailed(f"a plan has no evidence {err} (plans paired by index)") from None
-        if not plan.steps:
-            return "(No plan could be read, so there is no evidence.)\n"
-        limit = self.settings.max_evidence_chars
-        parts = []
-        for step in plan.steps:
-            text = " ".join(evidence.get(step.var, "No evidence found").split())
-            if limit is not None and len(text) > limit:
-                text = text[:limit].rstrip() + " ..."
-            parts.append(f"Plan: {step.plan}\nEvidence: {text}\n")
-        return "".join(parts)
+        return worker_log(plan.steps, evidence, task_text, self.settings.max_evidence_chars)

@@ -288,6 +288,23 @@ def parse_plan_paper(text: str) -> ParsedPlan:
     return plan
 
 
+def bounded(plan: ParsedPlan, max_steps: int | None) -> ParsedPlan:
+    r"""``plan`` with at most ``max_steps`` evidence steps; a warning names those left out.
+
+    Example:
+        >>> plan = bounded(parse_plan("#E1 = A[x]\n#E2 = B[y]\n#E3 = C[z]"), 2)
+        >>> [s.var for s in plan.steps], plan.warnings
+        (['#E1', '#E2'], ['more than 2 steps; not run: #E3'])
+    """
+    if max_steps is None or len(plan.steps) <= max_steps:
+        return plan
+    dropped = ", ".join(s.var for s in plan.steps[max_steps:])
+    return plan.model_copy(update={
+        "steps": plan.steps[:max_steps],
+        "warnings": [*plan.warnings, f"more than {max_steps} steps; not run: {dropped}"],
+    })  # fmt: skip
+
+
 def execution_order(steps: list[PlanStep]) -> list[list[str]]:
     """Group steps into waves: every step runs after the steps it references.
 

@@ -2,7 +2,8 @@ r"""ReWOO workers: run the planned tool calls and collect the evidence.
 
 Default: each step starts as soon as the evidence it references is ready, and
 independent steps run in parallel threads; ``#E<n>`` references are replaced by
-the plain evidence (``#E1`` never matches inside ``#E10``); a failed step's
+the plain evidence (``#E1`` never matches inside ``#E10``), focused on the rest of
+the input when it is longer than ``reference_chars``; a failed step's
 observation is passed on to its dependants, which still run. Paper profile: the
 reference loop (sequential, ``call.split("[", 1)``, last input character dropped,
 evidence substituted as ``[evidence]``, exact tool names).
@@ -21,6 +22,7 @@ from __future__ import annotations
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
+from tablereason.methods.rewoo_evidence import focus
 from tablereason.methods.rewoo_parse import REFERENCE, ParsedPlan, PlanStep
 from tablereason.tools.base import Tool, ToolOutput, invoke, no_evidence
 from tablereason.trace import Trace, TraceStep
@@ -39,6 +41,8 @@ class Workers:
         concurrent: Run independent steps in parallel (default profile only).
         max_workers: Threads for concurrent steps.
         wrap_evidence: Substitute references as ``[evidence]``.
+        reference_chars: Evidence longer than this is focused on the input it is
+            substituted into (its sentences closest to that input); None: whole.
     """
 
     def __init__(
@@ -49,12 +53,14 @@ class Workers:
         concurrent: bool = True,
         max_workers: int = 4,
         wrap_evidence: bool = False,
+        reference_chars: int | None = None,
     ) -> None:
         self.tools = tools
         self.paper = paper
         self.concurrent = concurrent
         self.max_workers = max_workers
         self.wrap_evidence = wrap_evidence
+        self.reference_chars = reference_chars
 
     def run(self, plan: ParsedPlan, trace: Trace) -> dict[str, str]:
         """Evidence text by variable, for every step of ``plan``."""
@@ -70,6 +76,9 @@ class Workers:
     def call(self, step: PlanStep, tool_name: str, tool_input: str) -> ToolOutput:
         """Run one step; an unknown tool or a call without ``Tool[...]`` gives text evidence."""
         if not tool_name:  # no Tool[...] form: the call text itself is the evidence
+            if not tool_input.strip() and not self.paper:
+                reason = "the step names no tool and has no text (write #E<n> = Tool[input])"
+                return ToolOutput(text=no_evidence(reason), error=reason)
             return ToolOutput(text=tool_input)
         tool = self.find_tool(tool_name)
         if tool is None:
@@ -82,12 +91,16 @@ class Workers:
 
     def substitute(self, text: str, evidence: dict[str, str]) -> str:
         """Replace each computed ``#E<n>`` in ``text`` by its evidence (others stay as text)."""
+        query = REFERENCE.sub(" ", text)
 
         def replace(match: Any) -> str:
             var = f"#E{int(match.group(1))}"
             if var not in evidence:
                 return str(match.group(0))
-            return f"[{evidence[var]}]" if self.wrap_evidence else evidence[var]
+            value = evidence[var]
+            if self.reference_chars is not None:
+                value = focus(value, query, self.reference_chars)
+            return f"[{value}]" if self.wrap_evidence else value
 
         return REFERENCE.sub(replace, text)
 

@@ -62,14 +62,19 @@ def test_plan_work_solve_end_to_end() -> None:
     assert prediction.answer == "Bury St Edmunds" and prediction.error is None
     planner_prompt = llm.requests[0].prompt or ""
     assert "Wikipedia[input]: Searches an encyclopedia" in planner_prompt
-    assert "#E4 = LLM[In which town is #E2 based? Given context: #E3]" in planner_prompt  # demo
+    assert "#E2 = LLM[Which company owns Hungry Horse? Given context: #E1]" in planner_prompt
+    assert planner_prompt.count("Question: ") == 3  # two demos and the question
     assert planner_prompt.endswith("Question: Where is the owner of Hungry Horse based?\nPlan:")
+    assert llm.requests[0].stop == ("\nQuestion:", "\n\n", "\n#E5")
     llm_tool_prompt = next(r.prompt for r in llm.requests if r.call_site == "tools/llm") or ""
     assert "Given context: Hungry Horse: Hungry Horse is owned by Greene King." in llm_tool_prompt
     solver_prompt = llm.requests[-1].prompt or ""
     assert "Plan: find the town\nEvidence: Greene King: Greene King is based in Bury" in (
         solver_prompt
     )
+    assert solver_prompt.count("Hungry Horse based?") == 1  # the question is not repeated
+    assert solver_prompt.endswith("Q: Where is the owner of Hungry Horse based?\nA:")
+    assert llm.requests[-1].stop == ("\n",)
     kinds = [(s.kind, s.name) for s in prediction.trace.steps]
     assert kinds == [
         ("plan", "planner"),
@@ -227,9 +232,12 @@ def test_paper_profile_wraps_evidence_and_drops_last_character() -> None:
     planner_request = llm.requests[0]
     assert planner_request.temperature == 0.5 and planner_request.stop == ()
     assert (planner_request.prompt or "").endswith("\n\nWho owns Hungry Horse?\n")
+    assert "#E4 = LLM[In which town is #E2 based? Given context: #E3]" in (
+        planner_request.prompt or ""
+    )  # the paper profile keeps the four longer demos
     solver = llm.requests[-1].prompt or ""
     assert "Plan: find\nEvidence:\nHungry Horse: Hungry Horse is owned by Greene King.\n" in solver
-    assert solver.endswith("Who owns Hungry Horse?\n")
+    assert solver.endswith("Who owns Hungry Horse?\n") and llm.requests[-1].stop == ()
 
 
 def test_paper_profile_retries_crashed_runs() -> None:

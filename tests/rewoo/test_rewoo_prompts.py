@@ -1,7 +1,7 @@
 """Golden renders of every ReWOO and ReAct prompt template, so prompt changes show in review.
 
 Regenerate after an intended change with:
-    .venv/bin/python tests/rewoo/test_prompts.py
+    .venv/bin/python tests/rewoo/test_rewoo_prompts.py
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def test_template_matches_golden(name: str) -> None:
 def test_every_golden_has_a_template() -> None:
     expected = {f"{n.replace('/', '__')}.txt" for n in NAMES}
     assert {p.name for p in GOLDEN.iterdir()} == expected
-    assert len(NAMES) == 10
+    assert len(NAMES) == 12
 
 
 def test_demo_files_use_the_watchword_placeholder() -> None:

@@ -71,4 +71,6 @@ def test_question_text_for_both_tasks() -> None:
 def test_demo_questions_are_reserved_and_used() -> None:
     assert len(DEMO_IDS["hotpotqa"]) == 4
     demos = template("rewoo/demos_hotpotqa")
-    assert demos.count("Question:") == 4 and "Hungry Horse" in demos
+    assert demos.count("Question:") == 2 and "Hungry Horse" in demos
+    paper = template("rewoo/paper_demos_hotpotqa")
+    assert paper.count("Question:") == 4 and "Hungry Horse" in paper
