@@ -11,6 +11,11 @@ lock, shared by a source table and every table derived from it. Physical
 tables are keyed by a dense ``__rid`` column (0..n-1) and hold text columns
 ``c0, c1, ...``; display names live in Python. Every statement is built with
 sqlglot and every identifier is quoted.
+
+Small tables (at most :data:`SMALL_CELLS` cells) are written lazily: the store
+keeps their columns and creates the physical table the first time a query
+needs it (:meth:`Store.require`). Operations on small tables work on the cells
+Python already holds, so most small tables never reach DuckDB at all.
 """
 
 from __future__ import annotations
@@ -18,8 +23,9 @@ from __future__ import annotations
 import contextlib
 import itertools
 import threading
+import time
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -30,6 +36,9 @@ from sqlglot import exp
 
 RID = "__rid"
 SMALL_LOAD = 2000  # rows up to which data is bound as list parameters rather than a DataFrame
+SMALL_CELLS = 10_000
+"""Tables with at most this many cells are small: their cells are also held in
+Python, operations on them run in Python, and their storage is written lazily."""
 POS = "__pos"
 DIALECT = "duckdb"
 
@@ -112,6 +121,8 @@ class Store:
         self._conn = database().cursor()
         self._lock = threading.RLock()
         self._owned: list[str] = []
+        # Physical tables not written yet: name -> (row ids, columns).
+        self._pending: dict[str, tuple[np.ndarray, list[list[str]]]] = {}
         weakref.finalize(self, _drop_all, self._conn, self._owned)
 
     # -- loading ----------------------------------------------------------------------
@@ -119,6 +130,10 @@ class Store:
     def create_base(self, width: int) -> str:
         """Create an empty physical table with ``width`` text columns."""
         name = new_name("base")
+        self._create(name, width)
+        return name
+
+    def _create(self, name: str, width: int) -> None:
         schema = exp.Schema(
             this=table_ref(name),
             expressions=[exp.ColumnDef(this=ident(RID), kind=exp.DataType.build("BIGINT"))]
@@ -130,7 +145,6 @@ class Store:
         with self._lock:
             self._conn.execute(render(exp.Create(this=schema, kind="TABLE")))
             self._owned.append(name)
-        return name
 
     def append(self, name: str, rids: np.ndarray, columns: Sequence[Sequence[str]]) -> None:
         """Append rows (given column-wise, fields ``c0, c1, ...``) with these row ids."""
@@ -179,33 +193,55 @@ class Store:
     ) -> str:
         """Store columns of text (each ``n_rows`` long) as a new physical table.
 
-        Row ids are ``0..n_rows-1`` unless ``rids`` is given. Small tables go in
-        with one statement whose data are bound parameters; large ones through a
-        registered DataFrame.
+        Row ids are ``0..n_rows-1`` unless ``rids`` is given. A small table (at
+        most :data:`SMALL_CELLS` cells) is only recorded here and written when a
+        query first needs it (:meth:`require`); larger ones are written now.
         """
         rids = np.arange(n_rows, dtype=np.int64) if rids is None else rids
-        if n_rows > SMALL_LOAD:
-            name = self.create_base(len(columns))
-            self.append(name, rids, columns)
-            return name
         name = new_name("base")
-        fields = [(RID, "BIGINT")] + [(f"c{i}", "VARCHAR") for i in range(len(columns))]
+        if n_rows * len(columns) <= SMALL_CELLS:
+            with self._lock:
+                self._pending[name] = (rids, [list(c) for c in columns])
+        else:
+            self._write(name, rids, columns)
+        return name
+
+    def require(self, names: Iterable[str]) -> None:
+        """Write the physical tables among ``names`` that are still pending."""
+        with self._lock:
+            for name in names:
+                data = self._pending.get(name)
+                if data is not None:
+                    self._write(name, *data)
+                    del self._pending[name]
+
+    def _write(self, name: str, rids: np.ndarray, columns: Sequence[Sequence[str]]) -> None:
+        """Create physical table ``name``: bound list parameters when small, else a DataFrame."""
+        if len(rids) > SMALL_LOAD:
+            self._create(name, len(columns))
+            self.append(name, rids, columns)
+            return
+        kinds = [exp.DataType.Type.BIGINT] + [exp.DataType.Type.VARCHAR] * len(columns)
+        fields = [RID] + [f"c{i}" for i in range(len(columns))]
         select = exp.select(
             *(
                 exp.alias_(
                     exp.Cast(
-                        this=exp.func("unnest", exp.Placeholder()), to=exp.DataType.build(kind)
+                        this=exp.Anonymous(this="unnest", expressions=[exp.Placeholder()]),
+                        to=exp.DataType(this=kind),
                     ),
                     ident(field),
+                    copy=False,
                 )
-                for field, kind in fields
-            )
+                for field, kind in zip(fields, kinds, strict=True)
+            ),
+            copy=False,
         )
-        params = [[int(r) for r in rids], *([str(v) for v in c] for c in columns)]
+        create = exp.Create(this=table_ref(name), kind="TABLE", expression=select)
+        params = [np.asarray(rids, dtype=np.int64).tolist(), *(list(c) for c in columns)]
         with self._lock:
-            self._conn.execute(render(select.ctas(table_ref(name))), params)
+            self._conn.execute(render(create), params)
             self._owned.append(name)
-        return name
 
     def add_query(self, select: exp.Select) -> tuple[str, int]:
         """Store the result of a query built by this package (``__rid, c0, ...``)."""
@@ -260,6 +296,64 @@ class Store:
     def interrupt(self) -> None:
         """Interrupt the query running on this store's connection."""
         self._conn.interrupt()
+
+    @contextmanager
+    def time_limit(self, seconds: float) -> Iterator[None]:
+        """Interrupt this store's query if the block runs longer than ``seconds``."""
+        with _WATCHDOG.watch(seconds, self.interrupt):
+            yield
+
+
+class _Watchdog:
+    """One daemon thread that calls callbacks whose deadline has passed.
+
+    Cheaper than a timer thread per query: registering a deadline takes a lock
+    and wakes the thread only when the new deadline is earlier than the one it
+    sleeps until.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._due: dict[int, tuple[float, Callable[[], None]]] = {}
+        self._keys = itertools.count()
+        self._thread: threading.Thread | None = None
+        self._sleeping_until = float("inf")
+
+    @contextmanager
+    def watch(self, seconds: float, callback: Callable[[], None]) -> Iterator[None]:
+        """Call ``callback`` (from the watchdog thread) if the block outlasts ``seconds``."""
+        key = next(self._keys)
+        deadline = time.monotonic() + seconds
+        with self._cond:
+            self._due[key] = (deadline, callback)
+            if self._thread is None or not self._thread.is_alive():  # first use, or after fork
+                self._thread = threading.Thread(
+                    target=self._run, name="tablereason-time-limit", daemon=True
+                )
+                self._thread.start()
+            elif deadline < self._sleeping_until:
+                self._cond.notify()
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._due.pop(key, None)  # gone already if it fired
+
+    def _run(self) -> None:
+        with self._cond:
+            while True:
+                now = time.monotonic()
+                for key, (deadline, callback) in list(self._due.items()):
+                    if deadline <= now:
+                        del self._due[key]
+                        with contextlib.suppress(duckdb.Error):  # e.g. a closed connection
+                            callback()
+                self._sleeping_until = min((d for d, _ in self._due.values()), default=float("inf"))
+                wait = self._sleeping_until - now
+                self._cond.wait(None if wait == float("inf") else wait)
+
+
+_WATCHDOG = _Watchdog()
 
 
 def _drop_all(conn: duckdb.DuckDBPyConnection, names: list[str]) -> None:

@@ -9,6 +9,11 @@ are derived when an operation needs them and never overwrite the text.
 Rows have an explicit order: a table is a list of base row ids over physical
 DuckDB tables, so selecting rows or columns costs no copy and every operation
 runs over all rows while prompts see a bounded view (``to_pipe(max_rows=...)``).
+
+Small tables (at most :data:`~tablereason.storage.SMALL_CELLS` cells, which
+covers WikiTQ and TabFact tables) also hold their cells in Python; operations on
+them compute the same result in Python, without a DuckDB round trip, and their
+physical tables are written only when a query needs them.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 from sqlglot import exp
 
-from tablereason import formats
+from tablereason import formats, storage
 from tablereason.errors import (
     TableError,
     UnknownColumnError,
@@ -86,13 +91,18 @@ class Step(BaseModel):
 
 
 class _Scan:
-    """A table's rows as a SQL relation: ``FROM`` and joins, column references."""
+    """A table's rows as a SQL relation: ``FROM`` and joins, column references.
 
-    def __init__(self, table: Table, order: str | None) -> None:
-        self.table = table
+    Built from the table's base, columns and row-order relation (``order``, or
+    ``None`` when the table uses every base row in base order).
+    """
+
+    def __init__(self, base: str, columns: Sequence[Column], order: str | None) -> None:
+        self.base = base
         self.order = order
-        self._aliases: dict[str, str] = {table._base: "b"}
-        for column in table._columns:
+        self._columns = {c.name: c for c in columns}
+        self._aliases: dict[str, str] = {base: "b"}
+        for column in columns:
             if column.source not in self._aliases:
                 self._aliases[column.source] = f"a{len(self._aliases)}"
 
@@ -107,17 +117,15 @@ class _Scan:
         return col(RID, "b")
 
     def cell(self, name: str) -> exp.Expr:
-        """Expression for the cell of column ``name`` (resolved like ``select_columns``)."""
-        column = self.table.column(name)
+        """Expression for the cell of the column whose display name is ``name``."""
+        column = self._columns[name]
         return col(column.field, self._aliases[column.source])
 
     def select(self, *expressions: exp.Expr) -> exp.Select:
         """``SELECT expressions`` over the table's rows (joins included)."""
-        query = exp.select(*expressions, copy=False).from_(
-            table_ref(self.table._base, "b"), copy=False
-        )
+        query = exp.select(*expressions, copy=False).from_(table_ref(self.base, "b"), copy=False)
         for source, alias in self._aliases.items():
-            if source != self.table._base:
+            if source != self.base:
                 query = query.join(
                     table_ref(source, alias),
                     on=exp.EQ(this=col(RID, alias), expression=col(RID, "b")),
@@ -150,6 +158,7 @@ class Table:
     __slots__ = (
         "_base",
         "_columns",
+        "_flat",
         "_n",
         "_records",
         "_rows",
@@ -170,13 +179,16 @@ class Table:
         caption: str | None = None,
         parent: Table | None = None,
         step: Step | None = None,
+        records: list[list[str]] | None = None,
     ) -> None:
         self._store = store
         self._base = base
         self._columns = tuple(columns)
         self._rows = rows
         self._n = n_rows
-        self._records: list[list[str]] | None = None
+        # The cells in table order, once read (or given); never mutated.
+        self._records = records
+        self._flat: Table | None = None
         self.caption = caption
         self.parent = parent
         self.step = step
@@ -205,8 +217,11 @@ class Table:
         if width == 0:
             raise TableError("a table needs at least one column; got an empty header and no cells")
         labels += [""] * (width - len(labels))
-        columns = [[r[i] if i < len(r) else "" for r in body] for i in range(width)]
-        return cls._build(labels, columns, len(body), caption)
+        for row in body:
+            if len(row) < width:
+                row += [""] * (width - len(row))
+        columns = [list(c) for c in zip(*body, strict=True)] if body else [[] for _ in labels]
+        return cls._build(labels, columns, len(body), caption, records=body)
 
     @classmethod
     def from_pandas(cls, frame: pd.DataFrame, caption: str | None = None) -> Table:
@@ -247,10 +262,18 @@ class Table:
         labels = next(reader, None)
         if labels is None:
             raise TableError(f"{path}: the file is empty; expected a header line")
+        chunk: list[list[str]] = []
+        for row in reader:
+            chunk.append(row)
+            if len(chunk) >= _CSV_CHUNK:
+                break
+        else:  # the whole file fits in one chunk
+            return cls.from_records(labels, chunk, caption)
         store = Store()
         base = store.create_base(len(labels))
         width, n = len(labels), 0
-        chunk: list[list[str]] = []
+        width = cls._append_chunk(store, base, width, n, chunk)
+        n, chunk = len(chunk), []
         for row in reader:
             chunk.append(row)
             if len(chunk) >= _CSV_CHUNK:
@@ -291,13 +314,22 @@ class Table:
 
     @classmethod
     def _build(
-        cls, labels: list[str], columns: Sequence[Sequence[str]], n_rows: int, caption: str | None
+        cls,
+        labels: list[str],
+        columns: Sequence[Sequence[str]],
+        n_rows: int,
+        caption: str | None,
+        *,
+        records: list[list[str]] | None = None,
     ) -> Table:
         store = Store()
-        base = store.create_base(len(labels))
-        if n_rows:
-            store.append(base, np.arange(n_rows, dtype=np.int64), columns)
-        return cls._from_base(store, base, labels, n_rows, caption)
+        base = store.add_base(columns, n_rows)
+        table = cls._from_base(store, base, labels, n_rows, caption)
+        if table._is_small():
+            table._records = (
+                records if records is not None else [list(r) for r in zip(*columns, strict=True)]
+            )
+        return table
 
     @classmethod
     def _from_base(
@@ -370,16 +402,17 @@ class Table:
 
     def rows(self, max_rows: int | None = None) -> list[list[str]]:
         """The cells, row by row, in table order (at most ``max_rows`` rows)."""
-        if max_rows is not None and max_rows < self._n:
-            return [list(r) for r in self._fetch(max_rows)]
-        if self._records is None:
-            self._records = self._fetch(None)
-        return [list(r) for r in self._records]
+        return [list(r) for r in self._view(max_rows)]
 
     def column_values(self, name: str) -> list[str]:
         """Every cell of one column, in table order."""
+        cells = self._cells()
+        if cells is not None:
+            i = self._position(name)
+            return [r[i] for r in cells]
         with self._scan() as scan:
-            result = self._store.fetch(scan.select(scan.cell(name)).order_by(scan.pos, copy=False))
+            query = scan.select(scan.cell(self.column(name).name)).order_by(scan.pos, copy=False)
+            result = self._store.fetch(query)
         return [to_text(r[0]) for r in result]
 
     def to_records(self) -> list[list[str]]:
@@ -404,8 +437,19 @@ class Table:
             and self.columns == other.columns
             and self.caption == other.caption
             and self._n == other._n
-            and self.rows() == other.rows()
+            and self._view(None) == other._view(None)
         )
+
+    def _view(self, max_rows: int | None) -> Sequence[list[str]]:
+        """The cells in table order without copying (callers must not modify them)."""
+        cells = self._cells()
+        if cells is not None:
+            return cells if max_rows is None else cells[:max_rows]
+        if max_rows is not None and max_rows < self._n:
+            return self._fetch(max_rows)
+        if self._records is None:
+            self._records = self._fetch(None)
+        return self._records
 
     def _fetch(self, max_rows: int | None) -> list[list[str]]:
         if not self._columns:
@@ -440,7 +484,7 @@ class Table:
         (see :mod:`tablereason.formats`).
         """
         return formats.format_pipe(
-            self.caption if caption else None, self.columns, self.rows(max_rows), escape=escape
+            self.caption if caption else None, self.columns, self._view(max_rows), escape=escape
         )
 
     def to_markdown(self, max_rows: int | None = None) -> str:
@@ -451,14 +495,14 @@ class Table:
 
         lines = ["| " + " | ".join(cell(c) for c in self.columns) + " |"]
         lines.append("|" + "|".join("---" for _ in self.columns) + "|")
-        lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in self.rows(max_rows)]
+        lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in self._view(max_rows)]
         return "\n".join(lines)
 
     def _repr_html_(self, max_rows: int = 50) -> str:
         head = "".join(f"<th>{html.escape(c)}</th>" for c in self.columns)
         body = "".join(
             "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
-            for row in self.rows(max_rows)
+            for row in self._view(max_rows)
         )
         cap = f"<caption>{html.escape(self.caption)}</caption>" if self.caption else ""
         more = f"<p>{self._n - max_rows} more rows</p>" if self._n > max_rows else ""
@@ -550,10 +594,58 @@ class Table:
     def _rids(self) -> np.ndarray:
         return self._rows if self._rows is not None else np.arange(self._n, dtype=np.int64)
 
+    def _is_small(self) -> bool:
+        """True when the table has at most ``storage.SMALL_CELLS`` cells."""
+        return self._n * len(self._columns) <= storage.SMALL_CELLS
+
+    def _held_cells(self) -> list[list[str]] | None:
+        """The cells of a small table when Python already holds them (no query)."""
+        return self._records if self._records is not None and self._is_small() else None
+
+    def _cells(self) -> list[list[str]] | None:
+        """The cells of a small table (read once if needed); ``None`` for a large one.
+
+        Operations use this to choose their Python path; the rows must not be modified.
+        """
+        if not self._is_small():
+            return None
+        if self._records is None:
+            self._records = self._fetch(None)
+        return self._records
+
+    def _position(self, name: str) -> int:
+        """Index of the column ``name`` resolves to (as in :meth:`column`)."""
+        return self._columns.index(self.column(name))
+
+    def _flattened(self) -> Table:
+        """This table over storage that needs no join and no row order, for SQL views.
+
+        A small table whose rows or columns come from several places is written
+        once as a physical table of its own cells; any other table is itself.
+        """
+        plain = self._rows is None and all(c.source == self._base for c in self._columns)
+        cells = None if plain else self._held_cells()
+        if cells is None:
+            return self
+        if self._flat is None:
+            columns = [[row[i] for row in cells] for i in range(len(self._columns))]
+            base = self._store.add_base(columns, self._n)
+            self._flat = Table(
+                self._store,
+                base,
+                [Column(c.name, c.label, base, f"c{i}") for i, c in enumerate(self._columns)],
+                None,
+                self._n,
+                caption=self.caption,
+                records=cells,
+            )
+        return self._flat
+
     @contextmanager
     def _scan(self) -> Iterator[_Scan]:
+        self._store.require([self._base, *(c.source for c in self._columns)])
         with self._store.order(self._rows) as order:
-            yield _Scan(self, order)
+            yield _Scan(self._base, self._columns, order)
 
     def _derive(
         self,
@@ -561,8 +653,12 @@ class Table:
         *,
         rows: np.ndarray | bool | None = False,
         columns: Sequence[Column] | None = None,
+        records: list[list[str]] | None = None,
     ) -> Table:
-        """A child table sharing storage: new row order and/or new columns."""
+        """A child table sharing storage: new row order and/or new columns.
+
+        ``records``, when given, are the child's cells in order (small tables).
+        """
         new_rows = self._rows if rows is False else rows
         assert new_rows is None or isinstance(new_rows, np.ndarray)
         n = self._n if new_rows is None else len(new_rows)
@@ -575,6 +671,7 @@ class Table:
             caption=self.caption,
             parent=self,
             step=step,
+            records=records,
         )
 
     def _from_query(self, step: Step, labels: list[str], select: exp.Select) -> Table:
@@ -587,8 +684,14 @@ class Table:
     def _new_base(
         self, step: Step, labels: list[str], columns: Sequence[Sequence[str]], n_rows: int
     ) -> Table:
-        """A child table over new storage in the same store (group and SQL results)."""
+        """A child table over new storage in the same store (group and SQL results).
+
+        A small result also keeps its cells in Python.
+        """
         base = self._store.add_base(columns, n_rows)
-        return Table._from_base(
+        table = Table._from_base(
             self._store, base, labels, n_rows, self.caption, parent=self, step=step
         )
+        if table._is_small():
+            table._records = [list(r) for r in zip(*columns, strict=True)]
+        return table

@@ -42,4 +42,11 @@ def add_column(table: Table, args: AddColumnArgs) -> Table:
         )
     source = table._store.add_base([args.values], table.num_rows, rids=table._rids())
     column = Column(args.name, args.name, source, "c0")
-    return table._derive(Step(operation="add_column", args=args), columns=[*table._columns, column])
+    cells = table._held_cells()
+    return table._derive(
+        Step(operation="add_column", args=args),
+        columns=[*table._columns, column],
+        records=None
+        if cells is None
+        else [[*row, value] for row, value in zip(cells, args.values, strict=True)],
+    )

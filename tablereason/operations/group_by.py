@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from sqlglot import exp
 
 from tablereason.operations.catalog import OperationArgs, operation
@@ -34,6 +36,15 @@ def group_by(table: Table, args: GroupByArgs) -> Table:
         [['red', '2'], ['blue', '1']]
     """
     name = table.column(args.column).name
+    step = Step(operation="group_by", args=args)
+    cells = table._cells()
+    if cells is not None:
+        # Python path for small tables. DuckDB compares text byte by byte in UTF-8,
+        # which orders like Python's code-point comparison.
+        i = table._position(name)
+        counted = sorted(Counter(row[i] for row in cells).items(), key=lambda vc: (-vc[1], vc[0]))
+        columns = [[value for value, _ in counted], [str(count) for _, count in counted]]
+        return table._new_base(step, [name, COUNT_LABEL], columns, len(counted))
     with table._scan() as scan:
         value = scan.cell(name)
         counts = scan.select(
@@ -53,4 +64,4 @@ def group_by(table: Table, args: GroupByArgs) -> Table:
             exp.alias_(exp.column("v"), "c0"),
             exp.alias_(exp.Cast(this=exp.column("n"), to=exp.DataType.build("VARCHAR")), "c1"),
         ).from_(exp.Subquery(this=counts, alias=exp.TableAlias(this=ident("g"))), copy=False)
-        return table._from_query(Step(operation="group_by", args=args), [name, COUNT_LABEL], select)
+        return table._from_query(step, [name, COUNT_LABEL], select)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from tablereason.operations.catalog import OperationArgs, operation
+from tablereason.operations.select_columns import project
 from tablereason.table import Step, Table
 
 
@@ -37,9 +38,13 @@ def lookup_columns(table: Table, args: LookupColumnsArgs) -> Table:
         >>> t.lookup_columns(["year", "name"]).columns
         ['Name', 'Birth year']
     """
-    columns = [c for c in table._columns if any(name_matches(c.name, t) for t in args.terms)]
-    detail = {} if columns else {"fallback": "no column matched; all kept"}
+    positions = [
+        i for i, c in enumerate(table._columns) if any(name_matches(c.name, t) for t in args.terms)
+    ]
+    detail = {} if positions else {"fallback": "no column matched; all kept"}
+    positions = positions or list(range(len(table._columns)))
     return table._derive(
         Step(operation="lookup_columns", args=args, detail=detail),
-        columns=columns or None,
+        columns=[table._columns[i] for i in positions],
+        records=project(table, positions),
     )

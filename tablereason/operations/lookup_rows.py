@@ -1,4 +1,10 @@
-"""lookup_rows: keep rows that mention any of some terms."""
+"""lookup_rows: keep rows that mention any of some terms.
+
+Matching ignores case the way DuckDB's ``lower()`` does: one code point at a
+time (simple case mapping), so "İ" becomes "i" and a final "Σ" becomes "σ".
+:func:`fold` is that mapping in Python; it folds the terms on both paths and the
+cells of small tables, which are searched in Python.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +21,21 @@ from tablereason.table import Step, Table
 
 _JOIN = "\x1f"
 _SEPARATOR = re.compile("[\x1f]")
+# Where Python's str.lower() differs from a per-code-point lowering: the full
+# mapping of U+0130 and the final-sigma rule.
+_SIMPLE_LOWER = str.maketrans({"\u0130": "i", "\u03a3": "\u03c3"})
+
+
+def fold(text: str) -> str:
+    """Lower-case ``text`` one code point at a time, as DuckDB's ``lower()`` does.
+
+    Example:
+        >>> fold("İSTANBUL ΟΔΟΣ")
+        'istanbul οδοσ'
+    """
+    if "\u0130" in text or "\u03a3" in text:
+        text = text.translate(_SIMPLE_LOWER)
+    return text.lower()
 
 
 class LookupRowsArgs(OperationArgs):
@@ -43,11 +64,22 @@ def lookup_rows(table: Table, args: LookupRowsArgs) -> Table:
         >>> t.lookup_rows(["par"]).rows()
         [['Paris'], ['Parma']]
     """
-    terms = [_SEPARATOR.sub("", t).strip().lower() for t in args.terms]
+    terms = [fold(_SEPARATOR.sub("", t).strip()) for t in args.terms]
     terms = [t for t in terms if t]
     if not terms:
         raise TableError("lookup_rows needs at least one non-empty term")
     names = [table.column(c).name for c in args.columns] if args.columns else table.columns
+    step = Step(operation="lookup_rows", args=args)
+    cells = table._cells()
+    if cells is not None:
+        positions = [table._position(n) for n in names]
+        hits = [
+            i
+            for i, row in enumerate(cells)
+            if _mentions(fold(_JOIN.join([row[p] for p in positions])), terms)
+        ]
+        rows = table._rids()[np.asarray(hits, dtype=np.int64)]
+        return table._derive(step, rows=rows, records=[cells[i] for i in hits])
     with table._scan() as scan:
         # One lowered string per row, cells joined by a control character that no
         # term contains, so a match never spans two cells.
@@ -62,4 +94,8 @@ def lookup_rows(table: Table, args: LookupRowsArgs) -> Table:
         query = scan.select(scan.rid).where(condition, copy=False).order_by(scan.pos, copy=False)
         found = table._store.fetch_numpy(query)
     rows = np.asarray(found[RID], dtype=np.int64)
-    return table._derive(Step(operation="lookup_rows", args=args), rows=rows)
+    return table._derive(step, rows=rows)
+
+
+def _mentions(text: str, terms: list[str]) -> bool:
+    return any(term in text for term in terms)

@@ -31,5 +31,22 @@ def select_columns(table: Table, args: SelectColumnsArgs) -> Table:
     if not args.names:
         raise TableError(f"select_columns needs at least one name; available: {table.columns}")
     keep = {table.column(name).name for name in args.names}
-    columns = [c for c in table._columns if c.name in keep]
-    return table._derive(Step(operation="select_columns", args=args), columns=columns)
+    positions = [i for i, c in enumerate(table._columns) if c.name in keep]
+    return table._derive(
+        Step(operation="select_columns", args=args),
+        columns=[table._columns[i] for i in positions],
+        records=project(table, positions),
+    )
+
+
+def project(table: Table, positions: list[int]) -> list[list[str]] | None:
+    """The held cells of a small table restricted to the columns at ``positions``.
+
+    ``None`` when Python does not hold the table's cells.
+    """
+    cells = table._held_cells()
+    if cells is None:
+        return None
+    if positions == list(range(len(table._columns))):
+        return cells
+    return [[row[i] for i in positions] for row in cells]

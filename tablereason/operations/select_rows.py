@@ -39,4 +39,6 @@ def select_rows(table: Table, args: SelectRowsArgs) -> Table:
             f"row position(s) {bad[:5]} out of range; valid positions are {valid} (0-based)"
         )
     rows = table._rids()[wanted]
-    return table._derive(Step(operation="select_rows", args=args), rows=rows)
+    cells = table._held_cells()
+    records = None if cells is None else [cells[i] for i in wanted.tolist()]
+    return table._derive(Step(operation="select_rows", args=args), rows=rows, records=records)

@@ -1,9 +1,16 @@
-"""sort_by: stable sort on one column, numeric or textual."""
+"""sort_by: stable sort on one column, numeric or textual.
+
+Small tables are sorted in Python over the cells already held, large ones in
+DuckDB; both read numbers, trim text and decide "numeric" identically (the
+property tests compare them on random tables).
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+import numpy as np
 from sqlglot import exp
 
 from tablereason.operations.catalog import OperationArgs, operation
@@ -33,6 +40,38 @@ _LOOKS_NUMERIC = template(
     "regexp_matches(:cell, '^\\s*[-+]?\\D{0,3}\\s*\\d[\\d,]*(\\.\\d+)?\\s*[^\\d]{0,12}$')"
 )
 AUTO_NUMERIC_SHARE = 0.8
+
+# The same readings in Python. RE2's \s is [\t\n\f\r ] and its $ matches only at
+# the very end, hence the explicit class and fullmatch.
+_NOT_KEPT = re.compile(r"[^0-9.]")
+_SPACE = r"[\t\n\f\r ]"
+_LOOKS_NUMERIC_TEXT = re.compile(
+    rf"{_SPACE}*[-+]?[^0-9]{{0,3}}{_SPACE}*[0-9][0-9,]*(?:\.[0-9]+)?{_SPACE}*[^0-9]{{0,12}}"
+)
+
+
+def read_number(cell: str) -> float | None:
+    """The number in a cell as Chain-of-Table reads it, or ``None`` (see module notes).
+
+    Example:
+        >>> read_number(" -1,200.5 m."), read_number("n/a")
+        (-1200.5, None)
+    """
+    kept = _NOT_KEPT.sub("", cell)
+    dot = kept.find(".")
+    if dot >= 0:
+        kept = kept[: dot + 1] + kept[dot + 1 :].replace(".", "")
+    if cell.strip().startswith("-"):
+        kept = "-" + kept
+    try:
+        return float(kept)
+    except ValueError:
+        return None
+
+
+def looks_numeric(cell: str) -> bool:
+    """True when the cell looks like one number, perhaps with a short prefix or unit."""
+    return _LOOKS_NUMERIC_TEXT.fullmatch(cell) is not None
 
 
 def number_expression(cell: exp.Expr, digits: exp.Expr | None = None) -> exp.Expr:
@@ -79,6 +118,9 @@ def sort_by(table: Table, args: SortByArgs) -> Table:
         ['-1', '9', '10', 'x']
     """
     name = table.column(args.column).name
+    cells = table._cells()
+    if cells is not None:
+        return _sort_held(table, args, cells, table._position(name))
     detail: dict[str, object] = {}
     with table._scan() as scan:
         cell = scan.cell(name)
@@ -112,12 +154,41 @@ def sort_by(table: Table, args: SortByArgs) -> Table:
     return table._derive(step, rows=rids.astype("int64"))
 
 
+def _sort_held(table: Table, args: SortByArgs, cells: list[list[str]], column: int) -> Table:
+    """The Python path for small tables: same keys, same stable order."""
+    values = [row[column] for row in cells]
+    numeric = args.numeric
+    detail: dict[str, object] = {}
+    if numeric is None:
+        filled = sum(1 for v in values if v.strip())
+        numeric, detail = _decision(filled, sum(1 for v in values if looks_numeric(v)))
+    keyed: list[tuple[Any, int]] = []
+    keyless: list[int] = []
+    for i, value in enumerate(values):
+        key = read_number(value) if numeric else (value.strip() or None)
+        if key is None:
+            keyless.append(i)
+        else:
+            keyed.append((key, i))
+    keyed.sort(key=lambda pair: pair[0], reverse=args.descending)  # stable, also reversed
+    order = [i for _, i in keyed] + keyless
+    step = Step(
+        operation="sort_by", args=args.model_copy(update={"numeric": numeric}), detail=detail
+    )
+    rows = table._rids()[np.asarray(order, dtype=np.int64)]
+    return table._derive(step, rows=rows, records=[cells[i] for i in order])
+
+
 def _decide_numeric(table: Table, scan: Any, cell: exp.Expr) -> tuple[bool, dict[str, object]]:
     query = scan.select(
         exp.alias_(exp.func("count", trimmed_expression(cell)), "filled"),
         exp.alias_(exp.func("count_if", fill(_LOOKS_NUMERIC, cell=cell)), "numeric"),
     )
     filled, looks = table._store.fetch(query)[0]
+    return _decision(int(filled), int(looks))
+
+
+def _decision(filled: int, looks: int) -> tuple[bool, dict[str, object]]:
     share = (looks / filled) if filled else 0.0
     numeric = bool(filled) and share >= AUTO_NUMERIC_SHARE
     return numeric, {

@@ -134,6 +134,30 @@ def test_sql_time_limit_interrupts() -> None:
     assert t.sql("SELECT count(*) AS n FROM t").rows() == [["3000"]]
 
 
+def test_time_limits_share_one_watchdog_thread() -> None:
+    import time
+
+    from tablereason import storage
+
+    watchdog = storage._Watchdog()
+    fired: list[str] = []
+    with watchdog.watch(0.05, lambda: fired.append("quick")):
+        pass  # finishes in time: never fires, even after its deadline
+    with (
+        watchdog.watch(10, lambda: fired.append("long")),
+        watchdog.watch(0.05, lambda: fired.append("slow")),
+    ):
+        time.sleep(0.3)  # the earlier deadline wakes the thread although it waits for 10 s
+    time.sleep(0.1)
+    assert fired == ["slow"]
+    t = Table.from_records(["a"], [["1"]])
+    t.sql("SELECT count(*) AS n FROM t")
+    thread = storage._WATCHDOG._thread
+    for _ in range(20):
+        t.sql("SELECT count(*) AS n FROM t")
+    assert storage._WATCHDOG._thread is thread and thread is not None and thread.is_alive()
+
+
 def test_tables_are_usable_from_many_threads() -> None:
     t = Table.from_records(["k", "v"], [[str(i % 5), str(i)] for i in range(200)])
     errors: list[BaseException] = []
