@@ -21,7 +21,6 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,25 +34,13 @@ from tablereason.errors import (
     UnknownColumnError,
     closest,
 )
-from tablereason.storage import POS, RID, Store, col, table_ref, to_text
+from tablereason.relation import Column, Scan
+from tablereason.storage import Store, to_text
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 _CSV_CHUNK = 50_000
-
-
-@dataclass(frozen=True)
-class Column:
-    """A column: unique display ``name``, header ``label`` as given, and storage.
-
-    ``source`` and ``field`` name the physical table and column holding the cells.
-    """
-
-    name: str
-    label: str
-    source: str
-    field: str
 
 
 class Step(BaseModel):
@@ -88,57 +75,6 @@ class Step(BaseModel):
             args=op.args.model_validate(data.get("args", {})),
             detail=dict(data.get("detail", {})),
         )
-
-
-class _Scan:
-    """A table's rows as a SQL relation: ``FROM`` and joins, column references.
-
-    Built from the table's base, columns and row-order relation (``order``, or
-    ``None`` when the table uses every base row in base order).
-    """
-
-    def __init__(self, base: str, columns: Sequence[Column], order: str | None) -> None:
-        self.base = base
-        self.order = order
-        self._columns = {c.name: c for c in columns}
-        self._aliases: dict[str, str] = {base: "b"}
-        for column in columns:
-            if column.source not in self._aliases:
-                self._aliases[column.source] = f"a{len(self._aliases)}"
-
-    @property
-    def pos(self) -> exp.Expr:
-        """Expression for the 0-based position of a row in the table."""
-        return col(POS, "o") if self.order else col(RID, "b")
-
-    @property
-    def rid(self) -> exp.Expr:
-        """Expression for the base row id of a row."""
-        return col(RID, "b")
-
-    def cell(self, name: str) -> exp.Expr:
-        """Expression for the cell of the column whose display name is ``name``."""
-        column = self._columns[name]
-        return col(column.field, self._aliases[column.source])
-
-    def select(self, *expressions: exp.Expr) -> exp.Select:
-        """``SELECT expressions`` over the table's rows (joins included)."""
-        query = exp.select(*expressions, copy=False).from_(table_ref(self.base, "b"), copy=False)
-        for source, alias in self._aliases.items():
-            if source != self.base:
-                query = query.join(
-                    table_ref(source, alias),
-                    on=exp.EQ(this=col(RID, alias), expression=col(RID, "b")),
-                    join_type="left",
-                    copy=False,
-                )
-        if self.order:
-            query = query.join(
-                table_ref(self.order, "o"),
-                on=exp.EQ(this=col(RID, "o"), expression=col(RID, "b")),
-                copy=False,
-            )
-        return query
 
 
 class Table:
@@ -642,10 +578,10 @@ class Table:
         return self._flat
 
     @contextmanager
-    def _scan(self) -> Iterator[_Scan]:
+    def _scan(self) -> Iterator[Scan]:
         self._store.require([self._base, *(c.source for c in self._columns)])
         with self._store.order(self._rows) as order:
-            yield _Scan(self._base, self._columns, order)
+            yield Scan(self._base, self._columns, order)
 
     def _derive(
         self,

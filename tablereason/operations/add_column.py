@@ -6,7 +6,8 @@ from pydantic import Field
 
 from tablereason.errors import TableError
 from tablereason.operations.catalog import OperationArgs, operation
-from tablereason.table import Column, Step, Table
+from tablereason.relation import Column
+from tablereason.table import Step, Table
 
 
 class AddColumnArgs(OperationArgs):

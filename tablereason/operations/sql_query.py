@@ -20,9 +20,10 @@ from sqlglot import exp
 
 from tablereason.errors import SQLError
 from tablereason.operations.catalog import OperationArgs, operation
+from tablereason.relation import Column, Scan
 from tablereason.sqlguard import check_select
 from tablereason.storage import ident, render, to_text
-from tablereason.table import Column, Step, Table, _Scan
+from tablereason.table import Step, Table
 
 TABLE_NAME = "t"
 MAX_RESULT_ROWS = 1_000_000
@@ -72,7 +73,7 @@ def _checked(query: str) -> exp.Query:
 @lru_cache(maxsize=_CACHE_SIZE)
 def _statement(query: str, base: str, columns: tuple[Column, ...], order: str | None) -> str:
     """The checked query with ``t`` defined over the table's storage, rendered for DuckDB."""
-    scan = _Scan(base, columns, order)
+    scan = Scan(base, columns, order)
     view = scan.select(*(exp.alias_(scan.cell(c.name), ident(c.name)) for c in columns))
     cte = exp.CTE(
         this=view.order_by(scan.pos, copy=False), alias=exp.TableAlias(this=ident(TABLE_NAME))

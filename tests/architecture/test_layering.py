@@ -13,7 +13,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "tablereason"
 ABOVE_TABLE = {"llm", "prompts", "methods", "sandbox", "tools", "evaluate", "cli", "datasets"}
 FORBIDDEN = {
     "table": ABOVE_TABLE | {"trace"},
-    "storage": ABOVE_TABLE | {"table", "operations"},
+    "storage": ABOVE_TABLE | {"table", "relation", "operations"},
+    "relation": ABOVE_TABLE | {"table", "operations"},
     "formats": ABOVE_TABLE | {"table", "operations"},
     "sqlguard": ABOVE_TABLE | {"table", "operations"},
     "operations": ABOVE_TABLE,

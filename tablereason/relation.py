@@ -1,0 +1,79 @@
+"""How a table's rows are read in SQL: its columns' storage and the relation over them.
+
+A :class:`~tablereason.table.Table` is a list of base row ids over physical DuckDB
+tables plus column references; :class:`Scan` turns that into a ``FROM`` clause with
+joins and the expressions operations build their queries from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from tablereason.storage import POS, RID, col, table_ref
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column: unique display ``name``, header ``label`` as given, and storage.
+
+    ``source`` and ``field`` name the physical table and column holding the cells.
+    """
+
+    name: str
+    label: str
+    source: str
+    field: str
+
+
+class Scan:
+    """A table's rows as a SQL relation: ``FROM`` and joins, column references.
+
+    Built from the table's base, columns and row-order relation (``order``, or
+    ``None`` when the table uses every base row in base order).
+    """
+
+    def __init__(self, base: str, columns: Sequence[Column], order: str | None) -> None:
+        self.base = base
+        self.order = order
+        self._columns = {c.name: c for c in columns}
+        self._aliases: dict[str, str] = {base: "b"}
+        for column in columns:
+            if column.source not in self._aliases:
+                self._aliases[column.source] = f"a{len(self._aliases)}"
+
+    @property
+    def pos(self) -> exp.Expr:
+        """Expression for the 0-based position of a row in the table."""
+        return col(POS, "o") if self.order else col(RID, "b")
+
+    @property
+    def rid(self) -> exp.Expr:
+        """Expression for the base row id of a row."""
+        return col(RID, "b")
+
+    def cell(self, name: str) -> exp.Expr:
+        """Expression for the cell of the column whose display name is ``name``."""
+        column = self._columns[name]
+        return col(column.field, self._aliases[column.source])
+
+    def select(self, *expressions: exp.Expr) -> exp.Select:
+        """``SELECT expressions`` over the table's rows (joins included)."""
+        query = exp.select(*expressions, copy=False).from_(table_ref(self.base, "b"), copy=False)
+        for source, alias in self._aliases.items():
+            if source != self.base:
+                query = query.join(
+                    table_ref(source, alias),
+                    on=exp.EQ(this=col(RID, alias), expression=col(RID, "b")),
+                    join_type="left",
+                    copy=False,
+                )
+        if self.order:
+            query = query.join(
+                table_ref(self.order, "o"),
+                on=exp.EQ(this=col(RID, "o"), expression=col(RID, "b")),
+                copy=False,
+            )
+        return query
