@@ -80,6 +80,27 @@ class CacheStats(BaseModel):
         return self.hits / lookups if lookups else 0.0
 
 
+def _execute_when_free(conn: sqlite3.Connection, statement: str, deadline: float) -> None:
+    """Run ``statement``, waiting while another process holds the file.
+
+    Switching a new file to WAL needs an exclusive lock and SQLite reports "database is
+    locked" at once, without its busy timeout, when several processes open the same new
+    cache together (shards starting at the same moment); so wait and try again until
+    ``deadline``.
+    """
+    pause = 0.005
+    while True:
+        try:
+            conn.execute(statement)
+            return
+        except sqlite3.OperationalError as error:
+            busy = "locked" in str(error) or "busy" in str(error)
+            if not busy or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
+
+
 class ResponseStore:
     """The SQLite file behind :class:`CachedLLM`: one connection per thread and process.
 
@@ -106,9 +127,9 @@ class ResponseStore:
         if conn is not None and self._local.pid == os.getpid():
             return conn
         conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute(_SCHEMA)
+        deadline = time.monotonic() + self.timeout
+        for statement in ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", _SCHEMA):
+            _execute_when_free(conn, statement, deadline)
         self._local.conn, self._local.pid = conn, os.getpid()
         return conn
 

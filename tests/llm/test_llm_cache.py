@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fake_server import FakeOpenAIServer
@@ -15,6 +17,7 @@ from tablereason.llm import (
     CacheMissError,
     OpenAIChat,
     Request,
+    ResponseStore,
     ScriptedLLM,
     cache_key,
     stack,
@@ -135,6 +138,27 @@ def test_concurrent_processes_lose_nothing(tmp_path: Path) -> None:
     for w in range(4):
         for i in range(60):
             assert replay.complete(Request(prompt=f"w{w}-{i}")).text == f"w{w}-{i}|t=0.0|s=None"
+
+
+def _open_together(path: str, barrier: Any) -> int:
+    barrier.wait()
+    store = ResponseStore(path)
+    store.put(f"k{os.getpid()}", "b", "m", "{}", "{}")
+    return len(store)
+
+
+def test_processes_opening_a_new_cache_at_once_all_succeed(tmp_path: Path) -> None:
+    # Shards start together and open the same, not yet existing, cache file: switching
+    # it to WAL must wait for the other processes rather than fail with "locked".
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    workers = 6
+    for round_ in range(8):
+        path = str(tmp_path / f"new-{round_}.sqlite")
+        barrier = ctx.Manager().Barrier(workers)
+        with ctx.Pool(workers) as pool:
+            sizes = pool.starmap(_open_together, [(path, barrier)] * workers)
+        assert len(sizes) == workers and len(ResponseStore(path)) == workers
 
 
 def test_async_cache(tmp_path: Path) -> None:
