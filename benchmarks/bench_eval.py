@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,6 +28,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "llm"))
+
+from fake_server import spawn  # noqa: E402
 
 from tablereason.datasets import Example  # noqa: E402
 from tablereason.evaluate.benchmark import BenchmarkSpec, run_benchmark  # noqa: E402
@@ -38,18 +40,6 @@ from tablereason.llm import OpenAIChat, Request, Usage  # noqa: E402
 from tablereason.llm.openai_backend import Transport  # noqa: E402
 from tablereason.resolve import resolve_llm  # noqa: E402
 from tablereason.trace import Prediction, Trace, TraceStep  # noqa: E402
-
-
-def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "llm" / "fake_server.py"), "--latency", str(latency)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline().split()
-    return proc, f"http://127.0.0.1:{line[1]}/v1"
 
 
 def synthetic(n: int) -> list[Example]:
@@ -200,7 +190,7 @@ def main() -> None:
         f"{os.cpu_count()} CPUs"
     )
     bench_overhead(args.examples)
-    proc, url = start_server(args.latency)
+    proc, url = spawn(args.latency)
     try:
         for transport in ("http", "openai"):  # "http" is what "auto" picks for this server
             bench_one_request(url, args.requests, args.concurrency, args.latency, transport)

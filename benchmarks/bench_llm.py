@@ -21,7 +21,6 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -31,6 +30,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "llm"))
+
+from fake_server import spawn  # noqa: E402
 
 from tablereason.llm import (  # noqa: E402
     CachedLLM,
@@ -42,18 +44,6 @@ from tablereason.llm import (  # noqa: E402
     UsageTracker,
     stack,
 )
-
-
-def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "llm" / "fake_server.py"), "--latency", str(latency)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline().split()
-    return proc, f"http://127.0.0.1:{line[1]}/v1"
 
 
 def bench_throughput(url: str, requests: int, concurrency: int, latency: float) -> None:
@@ -209,7 +199,7 @@ def main() -> None:
         f"# bench_llm on {platform.machine()}, {len(os.sched_getaffinity(0))} CPUs, "
         f"Python {platform.python_version()}; load average {os.getloadavg()[0]:.2f}"
     )
-    proc, url = start_server(args.latency)
+    proc, url = spawn(args.latency)
     try:
         bench_throughput(url, args.requests, args.concurrency, args.latency)
     finally:

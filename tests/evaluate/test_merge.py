@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from eval_examples import tabfact_examples
 
 from tablereason.datasets import Example
 from tablereason.errors import ConfigurationError
@@ -25,16 +26,7 @@ N = 11
 
 
 def _examples(n: int = N) -> list[Example]:
-    return [
-        Example(
-            dataset="tabfact",
-            id=f"ex{i}",
-            question=f"statement {i}",
-            answer="yes" if i % 2 else "no",
-            metadata={"label": i % 2},
-        )
-        for i in range(n)
-    ]
+    return tabfact_examples(n)
 
 
 def _answer(example: Example) -> Prediction:

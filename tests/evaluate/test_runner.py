@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from eval_examples import tabfact_examples as _examples
 
 from tablereason.datasets import Example
 from tablereason.errors import ConfigurationError
@@ -28,19 +29,6 @@ from tablereason.evaluate.runner import (
 from tablereason.trace import Prediction
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _examples(n: int) -> list[Example]:
-    return [
-        Example(
-            dataset="tabfact",
-            id=f"ex{i}",
-            question=f"statement {i}",
-            answer="yes" if i % 2 else "no",
-            metadata={"label": i % 2},
-        )
-        for i in range(n)
-    ]
 
 
 def _even_right(example: Example) -> Prediction:

@@ -18,6 +18,7 @@ import json
 import random
 import socket
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -280,6 +281,22 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             raise ValueError(f"unknown fault {kind!r}; known: {FAULTS}")
         return True
+
+
+def spawn(latency: float) -> tuple[subprocess.Popen[str], str]:
+    """Run the server in its own process (as benchmarks do); the process and base URL.
+
+    The server stops when the process's standard input is closed.
+    """
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--latency", str(latency)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline().split()
+    return proc, f"http://127.0.0.1:{line[1]}/v1"
 
 
 def main() -> None:
