@@ -111,24 +111,24 @@ def _use_tool(run: ChainRun, module: str, role: str, text: str, label: str) -> N
     run.finish(step)
 
 
+def _image_tool(run: ChainRun, module: str, role: str, label: str) -> None:
+    """Run an image tool on the question's image; a question without one skips it."""
+    if not run.cache.image:
+        step = run.step(module, kind="tool")
+        step.note = "skipped: the question has no image"
+        run.record(module, None, None)
+        return run.finish(step)
+    _use_tool(run, module, role, _image_input(run), label)
+
+
 def image_captioner(run: ChainRun) -> None:
     """Add the image caption (nothing when the question has no image or no caption)."""
-    if not run.cache.image:
-        step = run.step("image_captioner", kind="tool")
-        step.note = "skipped: the question has no image"
-        run.record("image_captioner", None, None)
-        return run.finish(step)
-    _use_tool(run, "image_captioner", "captioner", _image_input(run), "Image caption: ")
+    _image_tool(run, "image_captioner", "captioner", "Image caption: ")
 
 
 def text_detector(run: ChainRun) -> None:
     """Add the text detected in the image."""
-    if not run.cache.image:
-        step = run.step("text_detector", kind="tool")
-        step.note = "skipped: the question has no image"
-        run.record("text_detector", None, None)
-        return run.finish(step)
-    _use_tool(run, "text_detector", "ocr", _image_input(run), "Detected text in the image: ")
+    _image_tool(run, "text_detector", "ocr", "Detected text in the image: ")
 
 
 def search(run: ChainRun) -> None:
