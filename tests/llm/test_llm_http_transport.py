@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -124,7 +125,7 @@ def one_reply_per_connection(
                     f"Content-Length: {len(payload)}\r\n\r\n".encode()
                     + payload
                 )
-                served.append(1)
+            served.append(1)  # after the close
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
@@ -139,7 +140,15 @@ def one_reply_per_connection(
 def test_a_connection_closed_while_idle_is_replaced_not_reported() -> None:
     with one_reply_per_connection() as (url, served):
         llm = OpenAICompletion("m", base_url=url, transport="http")
-        outs = [llm.complete(Request(prompt=f"p{i}")).text for i in range(4)]
+        outs = []
+        for i in range(4):
+            outs.append(llm.complete(Request(prompt=f"p{i}")).text)
+            # idle until the server has closed the connection (as a keep-alive timeout
+            # does), so the next request finds a closed connection, not a closing one
+            deadline = time.monotonic() + 5
+            while len(served) <= i and time.monotonic() < deadline:
+                time.sleep(0.005)
+            time.sleep(0.02)
     assert outs == [f"echo p{i}" for i in range(4)]
     assert len(served) == 4
 
