@@ -73,6 +73,19 @@ def _from_plan(
     return value
 
 
+def _falls_back(session: Session, step: TraceStep) -> bool:
+    """Whether the chain gave this step an unusable argument and no question is asked.
+
+    True after :func:`_from_plan` found the chain's argument unusable, unless
+    ``ask_when_plan_unusable`` is set. The step then takes the reference's fallback
+    for an unusable reply (all rows, all columns, skip) without a model call.
+    """
+    if "plan_arguments" not in step.arguments or session.settings.ask_when_plan_unusable:
+        return False
+    step.prompt_name = None
+    return True
+
+
 # ----------------------------------------------------------------------------- add column
 
 
@@ -273,11 +286,17 @@ def run_select_row(session: Session) -> None:
         planned = None
         if session.planned_rows == table.num_rows:
             planned = _from_plan(session, step, "select_row", key)
-        picked = set(planned) if planned else _ask_selection(session, step, prompt, key)
+        if planned:
+            picked = set(planned)
+        elif _falls_back(session, step):
+            picked = None
+            step.note = "the generated chain names no row; all rows kept, no model call"
+        else:
+            picked = _ask_selection(session, step, prompt, key)
     union = picked or set()
     indices = [j - 1 for j in range(1, table.num_rows + 1) if str(j) in union]
     if "*" in union or not indices:
-        if picked is None:
+        if picked is None and not step.note:
             step.note = "no selection parsed; all rows kept"
         _keep(session, step, "select_row", "f_select_row(*)", rows=["*"])
         return
@@ -308,7 +327,15 @@ def run_select_column(session: Session) -> None:
             return tuple(found) or None
 
         planned = _from_plan(session, step, "select_column", key)
-        union = set(planned) if planned else _ask_selection(session, step, prompt, key) or set()
+        if planned:
+            union = set(planned)
+        elif _falls_back(session, step):
+            union = set()
+            step.note = (
+                "the generated chain names no column of the table; all columns kept, no model call"
+            )
+        else:
+            union = _ask_selection(session, step, prompt, key) or set()
         keep = [h for h in header if h in union]
     if not keep:
         _keep(session, step, "select_column", "f_select_column(*)", columns=["*"])
@@ -356,6 +383,11 @@ def _ask_argument(
     planned = _from_plan(session, step, op, lambda t: parse(t, header))
     if planned is not None:
         return planned
+    given = step.arguments.get("plan_arguments")
+    unknown = given is not None and P.leading_column(str(given), header) is None
+    if unknown and _falls_back(session, step):
+        _skip(session, step, op, f"the generated chain's argument ({given}) names no column")
+        return None
     numbers, rows = session.view()
     prompt = render(
         name,

@@ -336,7 +336,7 @@ def parse_group_paper(text: str, columns: Sequence[str]) -> str:
     return column
 
 
-def _leading_column(text: str, columns: Sequence[str]) -> str | None:
+def leading_column(text: str, columns: Sequence[str]) -> str | None:
     """The longest known column the text starts with, followed by ``)``, ``,`` or nothing."""
     head = text.strip()
     for column in sorted(columns, key=len, reverse=True):
@@ -358,7 +358,7 @@ def parse_group(text: str, columns: Sequence[str]) -> str:
         >>> parse_group("electrical system)", ["Electrical system", "Brakes"])
         'Electrical system'
     """
-    column = _leading_column(text, columns)
+    column = leading_column(text, columns)
     if column is None:
         raise _fail("no known column in the reply", text, "<column>) with c in " + repr(columns))
     return column
@@ -394,7 +394,7 @@ def parse_sort(text: str, columns: Sequence[str]) -> SortReply:
         'Points'
     """
     expected = '<column>), the order is "large to small" or "small to large".'
-    column = _leading_column(text, columns)
+    column = leading_column(text, columns)
     order = _ORDER_ANY.search(text)
     if column is None or order is None:
         raise _fail("no known column or no order in the reply", text, expected)

@@ -94,7 +94,8 @@ def next_operation(session: Session) -> str:
 
     * A single allowed option is taken without a model call.
     * ``reuse_plan``: the rest of the last generated chain is followed while it names
-      an allowed operation; the planner is asked again only when it does not.
+      an allowed operation. When it does not, the planner is asked again with
+      ``replan_after_chain``; without it the chain ends there.
     * Otherwise the first allowed name of the generated chain wins; none means ``<END>``.
     """
     allowed = allowed_next(session)
@@ -112,6 +113,11 @@ def next_operation(session: Session) -> str:
                 choice, session.proposals = name, queue[i + 1 :]
                 step.note = "followed the previously generated chain; no model call"
                 break
+    settings = session.settings
+    used_up = session.plan_calls and settings.reuse_plan and not settings.replan_after_chain
+    if choice is None and used_up:
+        choice = END
+        step.note = "the generated chain is used up; ending without a model call"
     if choice is None:
         prompt, step.prompt_name = planning_prompt(session, allowed)
         text = session.ask(
@@ -120,6 +126,7 @@ def next_operation(session: Session) -> str:
             max_tokens=200 if session.paper else 64,
             stop=("\n\n",) if session.paper else ("\n",),
         )[0]
+        session.plan_calls += 1
         names = P.parse_plan(text)
         step.arguments["proposed"] = names
         if session.settings.plan_arguments and not session.paper:

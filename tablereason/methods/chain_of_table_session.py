@@ -50,6 +50,7 @@ class Session:
     proposals: list[str] = field(default_factory=list)
     planned: dict[str, str] = field(default_factory=dict)
     planned_rows: int | None = None
+    plan_calls: int = 0
 
     @property
     def paper(self) -> bool:

@@ -39,6 +39,15 @@ class ChainOfTableSettings(BaseModel):
             group_column; sort_column only when the chain also names the order),
             instead of asking for them again. add_column is always asked for: it needs
             a value per row.
+        ask_when_plan_unusable: With ``plan_arguments``, what happens when the chain
+            gives an operation an argument that names nothing usable (a column the
+            table lacks, rows out of range): ask the operation's own prompt (``True``),
+            or apply the reference's fallback for an unusable reply without a call
+            (``False``): all rows, all columns, or skip the group or sort. A sort whose
+            chain argument names a known column but no order still asks for the order.
+        replan_after_chain: With ``reuse_plan``, ask the planner again when the
+            generated chain is used up without ``<END>`` (``True``), or end the chain
+            there (``False``): the generated chain is the whole plan.
         chat_messages: Send the reference's system message plus one user message instead
             of one raw prompt.
         lowercase_wikitq: Lower-case WikiTQ tables and questions (the reference's
@@ -62,6 +71,8 @@ class ChainOfTableSettings(BaseModel):
     repairs: int = Field(default=1, ge=0)
     reuse_plan: bool = True
     plan_arguments: bool = True
+    ask_when_plan_unusable: bool = False
+    replan_after_chain: bool = False
     chat_messages: bool = False
     lowercase_wikitq: bool = False
     mask_digits: bool = False
@@ -83,6 +94,8 @@ PROFILES.register(
         repairs=0,
         reuse_plan=False,
         plan_arguments=False,
+        ask_when_plan_unusable=True,
+        replan_after_chain=True,
         chat_messages=True,
         lowercase_wikitq=True,
         mask_digits=True,

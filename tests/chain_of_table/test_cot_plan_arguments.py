@@ -37,14 +37,53 @@ def test_select_arguments_from_the_chain_need_no_call() -> None:
     assert pred.answer == "yes"
 
 
-def test_unusable_arguments_fall_back_to_asking() -> None:
+def test_unusable_arguments_take_the_reference_fallback_without_a_call() -> None:
     plan = " f_select_row(row 99) -> f_group_column(no such column) -> <END>"
-    llm, pred = _run([plan, "row 2])", "site)", " no"])
+    llm, pred = _run([plan, " no"])
+    assert [r.call_site.rsplit("/", 1)[-1] for r in llm.requests] == ["plan", "final_query"]
+    rows, group = _operations(pred)
+    assert rows.arguments["plan_arguments"] == "row 99" and rows.arguments["rows"] == ["*"]
+    assert rows.usage.requests == 0 and "all rows kept" in (rows.note or "")
+    assert group.arguments["plan_arguments"] == "no such column" and group.usage.requests == 0
+    assert "names no column" in (group.error or "")
+    chain = pred.trace.steps[-1].arguments["chain"]
+    assert chain == ["f_select_row(*)", "skip f_group_column()"]
+    assert pred.trace.tables[-1].rows() == fixture_table(RECORD).rows()
+    assert pred.answer == "no"
+
+
+def test_unknown_columns_keep_every_column_and_unknown_sort_skips() -> None:
+    plan = " f_select_column(opponent) -> f_sort_column(attendance, large to small) -> <END>"
+    llm, pred = _run([plan, " yes"])
+    assert len(llm.requests) == 2
+    columns, sort = _operations(pred)
+    assert columns.arguments["columns"] == ["*"] and columns.usage.requests == 0
+    assert sort.usage.requests == 0 and "names no column" in (sort.error or "")
+    assert pred.trace.tables[-1].columns == fixture_table(RECORD).columns
+
+
+def test_unusable_arguments_ask_when_the_setting_says_so() -> None:
+    plan = " f_select_row(row 99) -> f_group_column(no such column) -> <END>"
+    llm, pred = _run([plan, "row 2])", "site)", " no"], ask_when_plan_unusable=True)
     assert len(llm.requests) == 4
     rows, group = _operations(pred)
     assert rows.arguments["plan_arguments"] == "row 99" and rows.arguments["rows"] == [2]
     assert group.arguments["plan_arguments"] == "no such column"
     assert group.arguments["column"] == "site" and group.usage.requests == 1
+
+
+def test_a_used_up_chain_ends_without_asking_again() -> None:
+    plan = " f_select_row(row 1, row 2) -> f_select_row(row 3)"
+    llm, pred = _run([plan, " yes"])
+    assert [r.call_site.rsplit("/", 1)[-1] for r in llm.requests] == ["plan", "final_query"]
+    last_plan = [s for s in pred.trace.steps if s.kind == "plan"][-1]
+    assert last_plan.name == "<END>" and "used up" in (last_plan.note or "")
+    llm, pred = _run([plan, " <END>", " yes"], replan_after_chain=True)
+    assert [r.call_site.rsplit("/", 1)[-1] for r in llm.requests] == [
+        "plan",
+        "plan",
+        "final_query",
+    ]
 
 
 def test_sort_uses_the_chain_only_when_it_names_the_order() -> None:

@@ -104,7 +104,9 @@ def test_efficient_profile_follows_the_generated_chain_without_asking_again() ->
 
 def test_efficient_planner_asks_again_when_the_chain_runs_out() -> None:
     replies = [" f_select_column(a)", "nope])", " f_group_column(x) -> <END>", "nope)", " no"]
-    llm, pred = _run(replies, profile="efficient", repairs=0, plan_arguments=False)
+    llm, pred = _run(
+        replies, profile="efficient", repairs=0, plan_arguments=False, replan_after_chain=True
+    )
     assert len(_plan_prompts(llm)) == 2
     assert [s.name for s in pred.trace.steps if s.kind == "plan"] == [
         "select_column",

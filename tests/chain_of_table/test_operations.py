@@ -174,7 +174,7 @@ def test_efficient_select_rows_on_a_bounded_view_and_range_check() -> None:
     rows = [[f"player {i}", str(i)] for i in range(1, 41)]
     table = Table.from_records(header, rows)
     record = {"question": "how many points did player 33 score?"}
-    replies = [" f_select_row(x) -> <END>", "row 33, row 0, row 77])", " 33"]
+    replies = [" f_select_row() -> <END>", "row 33, row 0, row 77])", " 33"]
     llm, pred = run(
         replies, record=record, profile="efficient", task="wikitq", table=table, view_rows=6
     )
@@ -186,7 +186,7 @@ def test_efficient_select_rows_on_a_bounded_view_and_range_check() -> None:
 
 
 def test_efficient_select_columns_case_insensitive() -> None:
-    replies = [" f_select_column(x) -> <END>", "Site, SPORT])", " yes"]
+    replies = [" f_select_column() -> <END>", "Site, SPORT])", " yes"]
     _, pred = run(replies, profile="efficient")
     assert pred.trace.steps[-1].table.columns == ["site", "sport"]
 
@@ -216,7 +216,7 @@ def test_all_empty_group_column_loses_the_example_in_paper_only() -> None:
     _, pred = run([" f_group_column(b)", "f_group(b)"], record=record, table=table)
     assert pred.error and pred.error.startswith("example lost") and pred.answer == ""
     _, pred = run(
-        [" f_group_column(b) -> <END>", "b)", " <END>", " no"],
+        [" f_group_column(b) -> <END>", " no"],
         record=record,
         table=table,
         profile="efficient",
@@ -242,7 +242,7 @@ def test_sort_skips_an_already_sorted_column() -> None:
 
 
 def test_efficient_sort_applies_any_datatype() -> None:
-    replies = [" f_sort_column(x) -> <END>", 'site), the order is "small to large".', " no"]
+    replies = [" f_sort_column() -> <END>", 'site), the order is "small to large".', " no"]
     _, pred = run(replies, profile="efficient")
     sites = [r[1] for r in pred.trace.steps[-1].table.rows()]
     assert sites == sorted(sites)
@@ -252,14 +252,14 @@ def test_efficient_sort_applies_any_datatype() -> None:
 
 
 def test_efficient_final_repairs_once_then_answers() -> None:
-    llm, pred = run([" <END> -> f_select_row(x)", "*])", "maybe", " YES"], profile="efficient")
+    llm, pred = run([" <END> -> f_select_row()", "*])", "maybe", " YES"], profile="efficient")
     assert pred.answer == "yes"
     assert llm.requests[-1].stop == ("\n",) and llm.requests[-1].max_tokens == 8
 
 
 def test_wikitq_answers_are_lists(wikitq_records) -> None:
     record = wikitq_records[0]
-    llm = ScriptedLLM(replies=[" f_select_row(x) -> <END>", "*])", " January 26, 1995 | x"])
+    llm = ScriptedLLM(replies=[" f_select_row() -> <END>", "*])", " January 26, 1995 | x"])
     pred = ChainOfTable(llm, task="wikitq").run(fixture_table(record), record["question"])
     assert pred.answer == ["January 26, 1995", "x"]
     assert "Question: " + record["question"] in llm.requests[-1].prompt
