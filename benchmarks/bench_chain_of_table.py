@@ -7,6 +7,7 @@ end on a 10-row TabFact table.
 
     .venv/bin/python benchmarks/bench_chain_of_table.py --tabfact 50 --wikitq 50
     .venv/bin/python benchmarks/bench_chain_of_table.py --tabfact 5 --wikitq 5 --out r.json
+    .venv/bin/python benchmarks/bench_chain_of_table.py --summarise eff.jsonl paper.jsonl
 
 TabFact examples come from ../shared/data/tabfact/test.jsonl (tables used by the prompt
 demos are excluded); WikiTQ examples from ../shared/data/wikitq/data/test.tsv. Both
@@ -159,6 +160,30 @@ def summarise(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
+def paired(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Efficient over paper, summed over the examples both profiles ran, by table size.
+
+    ``floor`` is the requests ratio the efficient profile would reach with its least
+    possible cost, one planner call and the final query (2 requests), on every pair.
+    """
+    by_profile: dict[str, dict[str, dict[str, Any]]] = {}
+    for r in results:
+        by_profile.setdefault(r["profile"], {})[r["id"]] = r
+    eff, pap = by_profile.get("efficient", {}), by_profile.get("paper", {})
+    rows = []
+    for size, keep in ((">10 rows", lambda r: r["rows"] > 10), ("all", lambda r: True)):
+        ids = [i for i in pap if i in eff and keep(pap[i])]
+        if not ids:
+            continue
+        row: dict[str, Any] = {"size": size, "pairs": len(ids)}
+        for key in ("requests", "completions", "prompt_tokens", "completion_tokens", "seconds"):
+            paper_total = sum(pap[i][key] for i in ids)
+            row[key] = round(sum(eff[i][key] for i in ids) / paper_total, 3)
+        row["floor"] = round(2 * len(ids) / sum(pap[i]["requests"] for i in ids), 3)
+        rows.append(row)
+    return rows
+
+
 def markdown(summary: Sequence[dict[str, Any]]) -> str:
     cols = [
         "task",
@@ -173,8 +198,13 @@ def markdown(summary: Sequence[dict[str, Any]]) -> str:
         "accuracy",
         "failed",
     ]
+    return table(summary, cols)
+
+
+def table(rows: Sequence[dict[str, Any]], cols: Sequence[str]) -> str:
+    """A markdown table of ``rows`` with the given columns."""
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in summary]
+    lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
     return "\n".join(lines)
 
 
@@ -210,7 +240,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         help="append each result as a JSON line (survives interruption)",
     )
     parser.add_argument(
-        "--summarise", type=Path, default=None, help="only print the summary of a --log file"
+        "--summarise",
+        type=Path,
+        nargs="+",
+        default=None,
+        help="only print the summary of --log files (a later record of the same "
+        "profile and example replaces an earlier one)",
     )
     parser.add_argument(
         "--min-rows", type=int, default=0, help="run only examples whose table has more rows"
@@ -222,17 +257,29 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     )
     args = parser.parse_args(argv)
     if args.summarise:
-        lines = args.summarise.read_text(encoding="utf-8").splitlines()
-        logged = [json.loads(line) for line in lines if line.strip()]
-        summary = summarise([r for r in logged if not r.get("timing")])
+        records: dict[tuple[str, str], dict[str, Any]] = {}
+        for path in args.summarise:
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    record = json.loads(line)
+                    key = "timing" if record.get("timing") else record["id"]
+                    records[(record["profile"], key)] = record
+        logged = list(records.values())
+        examples_run = [r for r in logged if not r.get("timing")]
+        summary = summarise(examples_run)
         print(markdown(summary))
+        pairs = paired(examples_run)
+        if pairs:
+            print("\nEfficient over paper, summed over paired examples:")
+            cols = ["size", "pairs", "requests", "completions", "prompt_tokens"]
+            print(table(pairs, [*cols, "completion_tokens", "seconds", "floor"]))
         for t in (r for r in logged if r.get("timing")):
             print(
                 f"10-row TabFact {t['id']} ({t['profile']}): {t['seconds']} s, "
                 f"{t['requests']} requests, {t['completions']} completions, "
                 f"{t['prompt_tokens']} prompt tokens"
             )
-        return {"summary": summary}
+        return {"summary": summary, "pairs": pairs}
     llm = make_llm(args.llm)
     profiles = args.profiles.split(",")
     examples = tabfact_sample(args.data, args.tabfact) + wikitq_sample(args.data, args.wikitq)
