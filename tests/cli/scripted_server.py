@@ -22,7 +22,7 @@ def taymyr_reply(prompt: str) -> str:
     """Chain-of-Table replies for the Taymyr births question: pick row 4, two columns."""
     tail = prompt.rstrip()
     if tail.endswith("Function Chain:"):
-        return " f_select_row(row 4) -> f_select_column(x) -> <END>"
+        return " f_select_row(row 4) -> f_select_column() -> <END>"
     if tail.endswith("f_row(["):
         return "row 4"
     if tail.endswith("f_col(["):

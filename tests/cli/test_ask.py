@@ -33,7 +33,7 @@ def test_ask_a_csv_path_returns_answer_trace_and_tables() -> None:
         "select_row",
         "select_column",
     ]
-    # plan, columns, answer: the chain names row 4 itself, but its column "x" is unknown
+    # plan, columns, answer: the chain names row 4 itself, but not its columns
     assert len(llm.requests) == 3
 
 
