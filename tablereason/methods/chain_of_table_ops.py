@@ -73,14 +73,21 @@ def _from_plan(
     return value
 
 
-def _falls_back(session: Session, step: TraceStep) -> bool:
-    """Whether the chain gave this step an unusable argument and no question is asked.
+def _rejected_plan_text(step: TraceStep) -> str | None:
+    """The chain's argument text that :func:`_from_plan` found unusable, if any."""
+    text = step.arguments.get("plan_arguments")
+    return None if text is None else str(text)
 
-    True after :func:`_from_plan` found the chain's argument unusable, unless
-    ``ask_when_plan_unusable`` is set. The step then takes the reference's fallback
-    for an unusable reply (all rows, all columns, skip) without a model call.
+
+def _take_fallback(session: Session, step: TraceStep) -> bool:
+    """Whether the step takes the reference's fallback instead of asking the model.
+
+    True when the chain gave this step an unusable argument and
+    ``ask_when_plan_unusable`` is off. The caller then applies the fallback for an
+    unusable reply (all rows, all columns, skip) without a model call, so the step's
+    prompt name is cleared here.
     """
-    if "plan_arguments" not in step.arguments or session.settings.ask_when_plan_unusable:
+    if _rejected_plan_text(step) is None or session.settings.ask_when_plan_unusable:
         return False
     step.prompt_name = None
     return True
@@ -288,7 +295,7 @@ def run_select_row(session: Session) -> None:
             planned = _from_plan(session, step, "select_row", key)
         if planned:
             picked = set(planned)
-        elif _falls_back(session, step):
+        elif _take_fallback(session, step):
             picked = None
             step.note = "the generated chain names no row; all rows kept, no model call"
         else:
@@ -329,7 +336,7 @@ def run_select_column(session: Session) -> None:
         planned = _from_plan(session, step, "select_column", key)
         if planned:
             union = set(planned)
-        elif _falls_back(session, step):
+        elif _take_fallback(session, step):
             union = set()
             step.note = (
                 "the generated chain names no column of the table; all columns kept, no model call"
@@ -383,9 +390,9 @@ def _ask_argument(
     planned = _from_plan(session, step, op, lambda t: parse(t, header))
     if planned is not None:
         return planned
-    given = step.arguments.get("plan_arguments")
-    unknown = given is not None and P.leading_column(str(given), header) is None
-    if unknown and _falls_back(session, step):
+    given = _rejected_plan_text(step)
+    unknown = given is not None and P.leading_column(given, header) is None
+    if unknown and _take_fallback(session, step):
         _skip(session, step, op, f"the generated chain's argument ({given}) names no column")
         return None
     numbers, rows = session.view()
