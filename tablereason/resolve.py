@@ -107,7 +107,14 @@ def method_names() -> list[str]:
     return METHODS.names()
 
 
-def build_method(name: str, llm: LLM, *, task: str | None = None, **options: Any) -> Any:
+def build_method(
+    name: str,
+    llm: LLM,
+    *,
+    task: str | None = None,
+    data_dir: str | os.PathLike[str] | None = None,
+    **options: Any,
+) -> Any:
     """Create the method registered as ``name`` for ``llm``.
 
     Args:
@@ -115,6 +122,8 @@ def build_method(name: str, llm: LLM, *, task: str | None = None, **options: Any
         llm: The model the method asks.
         task: What kind of question it answers (``"wikitq"``: open questions,
             ``"tabfact"``: statements to verify); passed only to methods that take a task.
+        data_dir: The run's data folder; passed only to methods that take one (ReWOO and
+            ReAct, whose default tools read the HotpotQA or ScienceQA files).
         **options: Further constructor options (``profile="paper"``, ...).
 
     Raises:
@@ -133,6 +142,8 @@ def build_method(name: str, llm: LLM, *, task: str | None = None, **options: Any
     kwargs = dict(options)
     if task is not None and _accepts(factory, "task"):
         kwargs.setdefault("task", task)
+    if data_dir is not None and _accepts(factory, "data_dir"):
+        kwargs.setdefault("data_dir", str(data_dir))
     try:
         return factory(llm, **kwargs)
     except TypeError as err:

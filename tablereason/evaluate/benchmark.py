@@ -140,7 +140,7 @@ def run_shard(
     if spec.seed is not None:
         options["seed"] = spec.seed
     method_name = spec.method or dataset.default_method
-    method = build_method(method_name, model, task=spec.dataset, **options)
+    method = build_method(method_name, model, task=spec.dataset, data_dir=spec.data_dir, **options)
     described = method_config(method)
     settings = described.get("settings") or {}
     config = RunConfig(

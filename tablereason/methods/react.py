@@ -169,6 +169,8 @@ class ReAct:
         profile: ``"default"`` or ``"paper"``.
         demos: Demo trajectories, written with the watchword; the task's demo file
             when None.
+        data_dir: Data folder the default tools read (HotpotQA paragraphs, ScienceQA
+            captions and OCR); ``$TABLEREASON_DATA_DIR`` when None. Unused with ``tools``.
         **overrides: Individual :class:`ReActSettings` fields (``watchword="Act"``).
 
     Example:
@@ -189,6 +191,7 @@ class ReAct:
         task: str = "hotpotqa",
         profile: str = "default",
         demos: str | None = None,
+        data_dir: str | None = None,
         **overrides: Any,
     ) -> None:
         self.llm = llm
@@ -198,8 +201,11 @@ class ReAct:
             self.settings = ReActSettings.model_validate({**base.model_dump(), **overrides})
         except ValueError as err:
             raise ConfigurationError(f"invalid ReAct settings: {err}") from None
-        tools = list(tools) if tools is not None else default_tools(self.task, llm, react=True)
-        self.tools: list[Tool] = tools
+        self.tools: list[Tool] = (
+            list(tools)
+            if tools is not None
+            else default_tools(self.task, llm, react=True, data_dir=data_dir)
+        )
         word = self.settings.watchword
         self.demos = (
             demos if demos is not None else render(f"react/demos_{self.task}", watchword=word)

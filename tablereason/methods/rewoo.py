@@ -155,6 +155,8 @@ class ReWOO:
         task: ``"hotpotqa"`` or ``"scienceqa"``.
         profile: ``"default"`` or ``"paper"``.
         demos: Planner demos; the task's demo file when None.
+        data_dir: Data folder the default tools read (HotpotQA paragraphs, ScienceQA
+            captions and OCR); ``$TABLEREASON_DATA_DIR`` when None. Unused with ``tools``.
         **overrides: Individual :class:`ReWOOSettings` fields to change.
 
     Example:
@@ -174,6 +176,7 @@ class ReWOO:
         task: str = "hotpotqa",
         profile: str = "default",
         demos: str | None = None,
+        data_dir: str | None = None,
         **overrides: Any,
     ) -> None:
         self.llm = llm
@@ -183,7 +186,9 @@ class ReWOO:
             self.settings = ReWOOSettings.model_validate({**base.model_dump(), **overrides})
         except ValueError as err:
             raise ConfigurationError(f"invalid ReWOO settings: {err}") from None
-        self.tools: list[Tool] = list(tools) if tools is not None else default_tools(self.task, llm)
+        self.tools: list[Tool] = (
+            list(tools) if tools is not None else default_tools(self.task, llm, data_dir=data_dir)
+        )
         if not self.tools:
             raise ConfigurationError("ReWOO needs at least one tool")
         self.demos = (
