@@ -30,10 +30,12 @@ _PLAN_CALL = re.compile(r"f_(\w+)\((.*)\)")
 _ADD_COLUMN = re.compile(r"f_add_column\(.*\)", re.S)
 _ROW_LIST = re.compile(r"f_row\(\[(.*?)\]\)", re.S)
 _COL_LIST = re.compile(r"f_col\(\[(.*?)\]\)", re.S)
-_GROUP = re.compile(r"f_group\(([^\)]*)\)")
-_SORT_TYPE = re.compile(r"The datatype is (\w*).")
-_SORT_ORDER = re.compile(r'the order is "(.*)"\.')
-_SORT_COLUMN = re.compile(r"f_sort\((.*)\)")
+_GROUP = re.compile(r"f_group\(([^\)]*)\)", re.S)
+# DOTALL as in the reference: "." also matches a line break, so "Numerical\n" reads
+# "Numerical" and the order and column captures run on across lines (greedily).
+_SORT_TYPE = re.compile(r"The datatype is (\w*).", re.S)
+_SORT_ORDER = re.compile(r'the order is "(.*)"\.', re.S)
+_SORT_COLUMN = re.compile(r"f_sort\((.*)\)", re.S)
 _ORDER_ANY = re.compile(r"(small to large|large to small)", re.I)
 _ROW_LINE = re.compile(r"^\s*row\s+(\d+)\s*:(.*)$", re.I)
 _ROW_ITEM = re.compile(r"^(?:row\s*)?(\d+)$", re.I)
@@ -197,20 +199,31 @@ def parse_add_column_rows(
 # ----------------------------------------------------------------------------- select
 
 
+def _paper_items(body: str) -> list[str]:
+    """The reference's list split: strip the whole body, split on ``", "``, strip each item.
+
+    The body is stripped before it is split, so a trailing separator stays on the last
+    item (``"a, b, "`` gives ``["a", "b,"]``), and that item then names nothing.
+    """
+    return [item.strip() for item in body.strip().split(", ")]
+
+
 def parse_row_key_paper(text: str) -> tuple[str, ...] | None:
     """Reference key of a select-row reply: sorted last tokens of the ``f_row([...])`` items.
 
-    Returns ``None`` when the reply has no ``f_row([...])``.
+    Returns ``None`` when the reply has no ``f_row([...])``. A trailing ``", "`` keeps
+    its comma on the last item, which then matches no row (as in the reference).
 
     Example:
         >>> parse_row_key_paper("The answer is : f_row([row 3, row 12])")
         ('12', '3')
+        >>> parse_row_key_paper("f_row([row 9, row 11, ])")
+        ('11,', '9')
     """
     match = _ROW_LIST.search(text)
     if match is None:
         return None
-    items = [item.strip().split(" ")[-1] for item in match.group(1).split(", ")]
-    return tuple(sorted(items))
+    return tuple(sorted(item.split(" ")[-1] for item in _paper_items(match.group(1))))
 
 
 def parse_column_key_paper(text: str) -> tuple[str, ...] | None:
@@ -219,11 +232,13 @@ def parse_column_key_paper(text: str) -> tuple[str, ...] | None:
     Example:
         >>> parse_column_key_paper("f_col([year, name])")
         ('name', 'year')
+        >>> parse_column_key_paper("f_col([RESULT, game, ])")
+        ('RESULT', 'game,')
     """
     match = _COL_LIST.search(text)
     if match is None:
         return None
-    return tuple(sorted(item.strip() for item in match.group(1).split(", ")))
+    return tuple(sorted(_paper_items(match.group(1))))
 
 
 def rank_votes(keys: Sequence[tuple[str, ...] | None]) -> list[tuple[str, ...]]:
@@ -367,6 +382,9 @@ def parse_group(text: str, columns: Sequence[str]) -> str:
 def parse_sort_paper(text: str, columns: Sequence[str]) -> SortReply:
     """Reference sort reply: datatype, order and column must all parse.
 
+    The three patterns match across line breaks and each capture is stripped, as in
+    the reference, so ``f_sort( total )`` names ``total``.
+
     Example:
         >>> parse_sort_paper('The datatype is Numerical. Therefore, the answer is: '
         ...     'f_sort(total), the order is "large to small".', ["total"]).descending
@@ -378,7 +396,11 @@ def parse_sort_paper(text: str, columns: Sequence[str]) -> SortReply:
     column = _SORT_COLUMN.search(text)
     if datatype is None or order is None or column is None:
         raise _fail("datatype, order or f_sort(...) is missing", text, expected)
-    reply = SortReply(column=column.group(1), order=order.group(1), datatype=datatype.group(1))
+    reply = SortReply(
+        column=column.group(1).strip(),
+        order=order.group(1).strip(),
+        datatype=datatype.group(1).strip(),
+    )
     if reply.order not in SORT_ORDERS:
         raise _fail(f"unknown order {reply.order!r}", text, expected)
     if reply.column not in columns:

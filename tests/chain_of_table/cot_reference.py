@@ -4,6 +4,17 @@ Written from REFERENCE.md section 1 only, sharing no code with tablereason: it k
 the reference's record/replay structure (chain of act strings, table rebuilt from the
 rows) so tests can check that the ``paper`` profile takes the same decisions on the
 same model replies. Replies come from ``reply(site, n) -> list[str]``.
+
+``run(..., departures=True)`` applies the two departures docs/chain_of_table.md
+documents for the ``paper`` profile, each where the reference would take the other
+path, and names the ones it met in the result's ``"departed"`` list:
+
+* ``"empty name"``: the reference adds a column named ``''`` (``f_add_column()``);
+  here the add-column step is skipped;
+* ``"row 0"``: the reference copies the header in as a data row; here ``row 0`` is
+  ignored.
+
+With ``departures=False`` the model follows the reference on both.
 """
 
 from __future__ import annotations
@@ -28,16 +39,43 @@ class Lost(Exception):
     """The reference raises (ZeroDivisionError in grouping): the example is lost."""
 
 
+ROW_LIST = r"f_row\(\[(.*?)\]\)"
+COL_LIST = r"f_col\(\[(.*?)\]\)"
+
+
+def list_key(text: str, pattern: str, last_token: bool) -> list[str] | None:
+    """The sorted items of the first ``f_row([...])``/``f_col([...])``, or ``None``."""
+    found = re.findall(pattern, text, re.S)
+    if not found:
+        return None
+    # The capture is stripped before the split (a trailing ", " stays on the last item).
+    items = [x.strip() for x in found[0].strip().split(", ")]
+    if last_token:
+        items = [x.split(" ")[-1] for x in items]
+    return sorted(items)
+
+
+def sort_key(res: str, header: list[str]) -> tuple[str, str, str] | None:
+    """(column, order, datatype) of a sort reply, or ``None`` when the reference drops it."""
+    # DOTALL, and every capture stripped.
+    dtype = re.findall(r"The datatype is (\w*).", res, re.S)
+    order = re.findall(r'the order is "(.*)"\.', res, re.S)
+    col = re.findall(r"f_sort\((.*)\)", res, re.S)
+    if not (dtype and order and col):
+        return None
+    dtype_, order_, col_ = dtype[0].strip(), order[0].strip(), col[0].strip()
+    if order_ not in ("small to large", "large to small") or col_ not in header:
+        return None
+    return col_, order_, dtype_
+
+
 def _votes(texts: list[str], pattern: str, last_token: bool) -> list[list[str]]:
     scores: dict[str, float] = {}
     n = len(texts)
     for i, text in enumerate(texts):
-        found = re.findall(pattern, text, re.S)
-        if not found:
+        items = list_key(text, pattern, last_token)
+        if items is None:
             continue
-        items = [x.strip() for x in found[0].split(", ")]
-        if last_token:
-            items = [x.split(" ")[-1] for x in items]
         key = str(sorted(items))
         scores[key] = scores.get(key, 0.0) + (n - i) / n
     ranked = sorted(scores.items(), key=lambda kv: kv[1], reverse=True)
@@ -56,8 +94,16 @@ def _number(cell: str) -> float | None:
     return float(("-" if cell.strip().startswith("-") else "") + out)
 
 
-def run(table: list[list[str]], statement: str, cleaned: str, reply: Reply) -> dict[str, object]:
+def run(
+    table: list[list[str]],
+    statement: str,
+    cleaned: str,
+    reply: Reply,
+    *,
+    departures: bool = True,
+) -> dict[str, object]:
     """Run the reference decisions; return the act chain, final table, group and answer."""
+    departed: list[str] = []
     chain: list[str] = []
     group = None
     for _ in range(12):
@@ -80,12 +126,20 @@ def run(table: list[list[str]], statement: str, cleaned: str, reply: Reply) -> d
             break
         header, rows = table[0], table[1:]
         if op == "add_column":
-            entry, table = _add_column(table, cleaned, reply)
+            entry, new = _add_column(table, cleaned, reply)
+            if entry == "f_add_column()" and departures:
+                departed.append("empty name")
+                entry = "skip f_add_column()"
+            else:
+                table = new
         elif op == "select_row":
             union: set[str] = set()
-            for key in _votes(reply("select_row", 8), r"f_row\(\[(.*?)\]\)", True)[:2]:
+            for key in _votes(reply("select_row", 8), ROW_LIST, True)[:2]:
                 union |= set(key)
-            keep = [j for j in range(1, len(table)) if str(j) in union]
+            # The reference walks the rows from j = 0, the header itself.
+            if "0" in union and departures:
+                departed.append("row 0")
+            keep = [j for j in range(0 if not departures else 1, len(table)) if str(j) in union]
             if "*" in union or not keep:
                 entry = "f_select_row(*)"
             else:
@@ -95,7 +149,7 @@ def run(table: list[list[str]], statement: str, cleaned: str, reply: Reply) -> d
                 )
         elif op == "select_column":
             union = set()
-            for key in _votes(reply("select_column", 8), r"f_col\(\[(.*?)\]\)", False)[:2]:
+            for key in _votes(reply("select_column", 8), COL_LIST, False)[:2]:
                 union |= set(key)
             idx = [i for i, h in enumerate(header) if h.lower() in union]
             if not idx:
@@ -104,7 +158,7 @@ def run(table: list[list[str]], statement: str, cleaned: str, reply: Reply) -> d
                 table = [[r[i] for i in idx] for r in table]
                 entry = "f_select_column(" + ", ".join(header[i] for i in idx) + ")"
         elif op == "group_column":
-            found = re.findall(r"f_group\(([^\)]*)\)", reply("group_column", 1)[0])
+            found = re.findall(r"f_group\(([^\)]*)\)", reply("group_column", 1)[0], re.S)
             col = found[0].strip() if found else None
             entry = "skip f_group_column()"
             if col in header:
@@ -122,20 +176,34 @@ def run(table: list[list[str]], statement: str, cleaned: str, reply: Reply) -> d
         chain.append(entry)
     answer = reply("final_query", 1)[0].strip().lower()
     answer = {"true": "yes", "false": "no"}.get(answer, answer)
-    return {"chain": chain, "table": table, "group": group, "answer": answer}
+    return {
+        "chain": chain,
+        "table": table,
+        "group": group,
+        "answer": answer,
+        "departed": departed,
+    }
+
+
+def add_column_key(res: str) -> tuple[str, list[str]] | None:
+    """Name and first 3 values of an add-column reply, or ``None`` when it is dropped."""
+    found = re.findall(r"f_add_column\(.*\)", res, re.S)
+    if not found or "We extract the value from" not in res or "The value:" not in res:
+        return None
+    call = found[0].strip()
+    name = call[call.index("(") + 1 : call.index(")")].strip()
+    values = [v.strip() for v in res.split("The value:")[-1].strip().split("|")]
+    return (name, values) if len(values) == 3 else None
 
 
 def _add_column(table: list[list[str]], cleaned: str, reply: Reply) -> tuple[str, list[list[str]]]:
     header, rows = table[0], table[1:]
     res = reply("add_column", 1)[0]
     skip = ("skip f_add_column()", table)
-    found = re.findall(r"f_add_column\(.*\)", res, re.S)
-    if not found or "We extract the value from" not in res or "The value:" not in res:
+    key = add_column_key(res)
+    if key is None or key[0] in header:
         return skip
-    name = found[0][found[0].index("(") + 1 : found[0].index(")")].strip()
-    values = [v.strip() for v in res.split("The value:")[-1].strip().split("|")]
-    if len(values) != 3 or name in header:
-        return skip
+    name, values = key
     for _ in rows[3:]:
         value = reply("add_column", 1)[0].strip()
         values.append(value.split("|")[0].strip() if "|" in value else value)
@@ -156,14 +224,10 @@ def _add_column(table: list[list[str]], cleaned: str, reply: Reply) -> tuple[str
 def _sort(table: list[list[str]], res: str) -> tuple[str, list[list[str]]]:
     header, rows = table[0], table[1:]
     skip = ("skip f_sort_column()", table)
-    dtype = re.findall(r"The datatype is (\w*).", res)
-    order = re.findall(r'the order is "(.*)"\.', res)
-    col = re.findall(r"f_sort\((.*)\)", res)
-    if not (dtype and order and col):
+    key = sort_key(res, header)
+    if key is None:
         return skip
-    dtype_, order_, col_ = dtype[0], order[0], col[0]
-    if order_ not in ("small to large", "large to small") or col_ not in header:
-        return skip
+    col_, order_, dtype_ = key
     cells = [r[header.index(col_)] for r in rows]
     if dtype_ == "Numerical":
         keyed = [(_number(c), i) for i, c in enumerate(cells)]

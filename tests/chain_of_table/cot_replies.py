@@ -45,26 +45,24 @@ class ReplyScript:
             return " " + " -> ".join(n if n == "<END>" else f"f_{n}(x)" for n in names)
         if site == "select_row":
             if rng.random() < 0.15:
-                return "explain : all. The answer is : f_row([*])"
-            picked = rng.sample(range(1, len(rows) + 3), rng.randint(1, min(3, len(rows) + 2)))
-            return "The answer is : f_row([" + ", ".join(f"row {r}" for r in picked) + "])"
+                return "explain : all. The answer is : f_row([" + _pad(rng, "*") + "])"
+            # row 0 is the reference's header row (a documented departure)
+            picked = rng.sample(range(0, len(rows) + 3), rng.randint(1, min(3, len(rows) + 2)))
+            items = [rng.choice(["row {}", "row {}", "row  {}", "{}"]).format(r) for r in picked]
+            return "The answer is : f_row([" + _join(rng, items) + "])"
         if site == "select_column":
             names = rng.sample([*header, "nope", header[0].upper()], rng.randint(1, 3))
-            return "The answer is : f_col([" + ", ".join(names) + "])"
+            return "The answer is : f_col([" + _join(rng, names) + "])"
         if site == "group_column":
-            return f"Therefore, the answer is: f_group({rng.choice([*header, 'nope'])})."
+            col = _pad(rng, rng.choice([*header, "nope"]))
+            return f"Therefore, the answer is: f_group({col})."
         if site == "sort_column":
-            dtype = rng.choice(["Numerical", "Numerical", "String", "DateType"])
-            order = rng.choice(["large to small", "small to large", "up"])
-            return (
-                f"The datatype is {dtype}. Therefore, the answer is: "
-                f'f_sort({rng.choice([*header, "nope"])}), the order is "{order}".'
-            )
+            return self._sort(rng)
         if site == "add_column":
             col = random.Random(f"{self.seed}/column").randrange(len(header))
             if index > 0:  # a per-row call
                 return " " + self._cell_part(rng, rows[min(index + 2, len(rows) - 1)], col)
-            name = rng.choice(["year", "number of wins", header[0], "part"])
+            name = rng.choice(["year", "number of wins", header[0], "part", "", " part "])
             values = [self._cell_part(rng, r, col) for r in rows[:3]]
             if rng.random() < 0.1:
                 values = values[:2]
@@ -74,6 +72,34 @@ class ReplyScript:
                 f"Therefore, the answer is: f_add_column({name}). The value: {' | '.join(values)}"
             )
         return rng.choice(["YES", "no", "True", "false", "maybe"])
+
+    def _sort(self, rng: random.Random) -> str:
+        """A sort reply; sometimes with padded captures, line breaks or a later ``)``."""
+        dtype = rng.choice(["Numerical", "Numerical", "String", "DateType"])
+        order = _pad(rng, rng.choice(["large to small", "small to large", "up"]))
+        column = _pad(rng, rng.choice([*self.header, "nope"]))
+        # DOTALL: the datatype may end in a line break, the order and column may span lines
+        end = rng.choice([".", ".", "\n", ".\n"])
+        gap = rng.choice([" ", " ", "\n", "\nTherefore "])
+        text = (
+            f"The datatype is {dtype}{end}Therefore, the answer is:{gap}"
+            f'f_sort({column}),{gap}the order is "{order}".'
+        )
+        if rng.random() < 0.1:
+            text += rng.choice(["\n(see above).", ' or "small to large".'])
+        return text
+
+
+def _pad(rng: random.Random, text: str) -> str:
+    """The text, sometimes with spaces or a line break around it."""
+    return rng.choice(["{}", "{}", "{}", " {} ", "{} ", "\n{}"]).format(text)
+
+
+def _join(rng: random.Random, items: list[str]) -> str:
+    """A list body: ``", "``-joined, sometimes padded, with a trailing separator or a break."""
+    sep = rng.choice([", ", ", ", ", ", ",", ",\n"])
+    body = sep.join(items) + rng.choice(["", "", "", ", ", ",", " "])
+    return _pad(rng, body)
 
 
 class Counter:

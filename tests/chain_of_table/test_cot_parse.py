@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import cot_reference
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -110,6 +111,87 @@ def test_parse_rows_keeps_only_valid_rows(rows: list[int], num_rows: int) -> Non
     else:
         with pytest.raises(ParseError):
             P.parse_rows(text, num_rows)
+
+
+# Messy replies as a small model writes them: separators with or without a space, a
+# trailing separator, padding inside the brackets or parentheses, line breaks.
+PAD = st.sampled_from(["", "", " ", "  ", "\n", " \n"])
+SEP = st.sampled_from([", ", ", ", ",", ",\n", " , ", ",  "])
+TRAIL = st.sampled_from(["", "", ", ", ",", " ", "\n"])
+ROW_ITEM = st.one_of(
+    st.integers(0, 40).map(lambda r: f"row {r}"),
+    st.integers(0, 40).map(lambda r: f"row  {r}"),
+    st.integers(0, 40).map(str),
+    st.just("*"),
+    WORD,
+)
+
+
+@st.composite
+def list_replies(draw: st.DrawFn, call: str, item: st.SearchStrategy[str]) -> str:
+    items = draw(st.lists(item, max_size=4))
+    body = draw(PAD) + draw(SEP).join(items) + draw(TRAIL) + draw(PAD)
+    return draw(st.sampled_from(["", "The answer is : ", "explain :\n"])) + f"{call}([{body}])"
+
+
+@given(list_replies("f_row", ROW_ITEM))
+def test_row_key_paper_matches_the_reference(text: str) -> None:
+    key = cot_reference.list_key(text, cot_reference.ROW_LIST, last_token=True)
+    assert P.parse_row_key_paper(text) == (None if key is None else tuple(key))
+
+
+@given(list_replies("f_col", st.one_of(WORD, st.sampled_from(["pop (2010)", "a b", ""]))))
+def test_column_key_paper_matches_the_reference(text: str) -> None:
+    key = cot_reference.list_key(text, cot_reference.COL_LIST, last_token=False)
+    assert P.parse_column_key_paper(text) == (None if key is None else tuple(key))
+
+
+SORT_HEADER = ["total", "pop (2010)", "margin of victory"]
+
+
+@st.composite
+def sort_replies(draw: st.DrawFn) -> str:
+    dtype = draw(st.sampled_from(["Numerical", "String", "DateType", "numerical", ""]))
+    end = draw(st.sampled_from([".", ".", "\n", ".\n", " "]))
+    gap = draw(st.sampled_from([" ", " ", "\n", "\nTherefore "]))
+    column = draw(PAD) + draw(st.sampled_from([*SORT_HEADER, "nope"])) + draw(PAD)
+    order = draw(PAD) + draw(st.sampled_from([*P.SORT_ORDERS, "up"])) + draw(PAD)
+    tail = draw(st.sampled_from(["", "", "\n(see above).", ' or "small to large".', ")"]))
+    return (
+        f"The datatype is {dtype}{end}Therefore, the answer is:{gap}"
+        f'f_sort({column}),{gap}the order is "{order}".{tail}'
+    )
+
+
+@given(sort_replies())
+def test_sort_paper_matches_the_reference(text: str) -> None:
+    key = cot_reference.sort_key(text, SORT_HEADER)
+    try:
+        reply = P.parse_sort_paper(text, SORT_HEADER)
+    except ParseError:
+        assert key is None
+    else:
+        assert (reply.column, reply.order, reply.datatype) == key
+
+
+@given(
+    st.one_of(WORD, st.sampled_from(["", " ", " part ", "\npart", "a (b)"])),
+    st.lists(st.one_of(WORD, st.just("")), min_size=2, max_size=4),
+    st.sampled_from(["", "\n", "\n\nmore"]),
+)
+def test_add_column_paper_matches_the_reference(name: str, values: list[str], tail: str) -> None:
+    text = (
+        'We extract the value from column "x" and create a different column "y" for each row. '
+        f"The datatype is String.\nTherefore, the answer is: f_add_column({name}). "
+        f"The value: {' | '.join(values)}{tail}"
+    )
+    key = cot_reference.add_column_key(text)
+    try:
+        reply = P.parse_add_column_paper(text)
+    except ParseError:
+        assert key is None
+    else:
+        assert key == (reply.name, list(reply.values))
 
 
 def test_parse_rows_star_means_all() -> None:
