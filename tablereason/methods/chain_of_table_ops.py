@@ -275,7 +275,9 @@ def run_select_row(session: Session) -> None:
     label = session.label.lower() if paper else session.label
     prompt = render(
         name,
-        table=V.pipe_block(table.caption if paper else None, table.columns, rows, numbers),
+        table=V.pipe_block(
+            table.caption if paper else None, table.columns, rows, numbers, stripped=paper
+        ),
         label=label,
         question=session.question,
     )
@@ -376,7 +378,7 @@ def _ask_argument(
         caption = table.caption if paper_caption else None
         prompt = render(
             name,
-            table=V.pipe_block(caption, header, table.rows(paper_rows)),
+            table=V.pipe_block(caption, header, table.rows(paper_rows), stripped=True),
             label=session.label,
             question=session.question,
             columns=", ".join(header),

@@ -63,14 +63,22 @@ def pipe_block(
     header: Sequence[str],
     rows: Sequence[Sequence[str]],
     numbers: Sequence[int] | None = None,
+    *,
+    stripped: bool = False,
 ) -> str:
     r""":func:`pipe_text` wrapped in ``/*`` and ``*/`` lines, as every prompt shows tables.
+
+    ``stripped`` strips the table text first, as the reference's row-selection, group
+    and sort prompts do: a last row that ends in an empty cell loses its final space.
 
     Example:
         >>> pipe_block(None, ["a"], [["x"]]).split("\n")
         ['/*', 'col : a', 'row 1 : x', '*/', '']
+        >>> pipe_block(None, ["a", "b"], [["x", ""]], stripped=True).split("\n")[2]
+        'row 1 : x |'
     """
-    return "/*\n" + pipe_text(caption, header, rows, numbers) + "\n*/\n"
+    text = pipe_text(caption, header, rows, numbers)
+    return "/*\n" + (text.strip() if stripped else text) + "\n*/\n"
 
 
 def json_block(caption: str | None, header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
