@@ -12,6 +12,7 @@ Example:
 
 from tablereason.operations import (
     add_column,
+    filter_rows,
     group_by,
     lookup_columns,
     lookup_rows,
@@ -28,6 +29,7 @@ __all__ = [
     "Operation",
     "OperationArgs",
     "add_column",
+    "filter_rows",
     "group_by",
     "lookup_columns",
     "lookup_rows",

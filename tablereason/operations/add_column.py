@@ -1,34 +1,64 @@
-"""add_column: append a column of given values."""
+"""add_column: append a column of given values, or one computed from an expression.
+
+With ``values`` the column holds exactly those cells, one per row. With
+``expression`` (for example ``year(date)`` or ``regexp_extract(notes, '[0-9]+')``) DuckDB
+computes the cell of every row from that row's columns: the expression is checked
+like a ``filter_rows`` condition (sqlglot, the SQL guard, known columns, typed cells;
+see :mod:`tablereason.operations.row_expressions`), and its result becomes text
+(``NULL`` becomes ""; fractional numbers are rounded to 9 decimals).
+"""
 
 from __future__ import annotations
 
-from pydantic import Field
+import duckdb
+from pydantic import Field, model_validator
+from sqlglot import exp
 
-from tablereason.errors import TableError
+from tablereason.errors import SQLError, TableError
 from tablereason.operations.catalog import OperationArgs, operation
+from tablereason.operations.row_expressions import compile_expression
 from tablereason.relation import Column
+from tablereason.storage import RID, ident
 from tablereason.table import Step, Table
+
+TIMEOUT_S = 30.0
+_FRACTIONAL = ("DOUBLE", "FLOAT", "REAL")
 
 
 class AddColumnArgs(OperationArgs):
-    """The new column's name and one value per row."""
+    """The new column's name, and either one value per row or an expression."""
 
     name: str
     values: list[str] = Field(default_factory=list)
+    expression: str | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> AddColumnArgs:
+        if self.expression is not None and self.values:
+            raise ValueError("give either values or an expression, not both")
+        return self
 
 
-@operation("add_column", AddColumnArgs, "append a new column with one value per row")
+@operation(
+    "add_column",
+    AddColumnArgs,
+    "append a new column with one value per row, or computed by a SQL expression",
+)
 def add_column(table: Table, args: AddColumnArgs) -> Table:
-    """Append column ``args.name`` holding ``args.values``.
+    """Append column ``args.name`` holding ``args.values`` or ``args.expression``'s results.
 
     Raises:
         TableError: If the name is empty or already used, or the number of values
             differs from the number of rows.
+        SQLError, UnknownColumnError: If the expression is refused or fails (see
+            :func:`~tablereason.operations.filter_rows.filter_rows`).
 
     Example:
         >>> t = Table.from_records(["a"], [["1"], ["2"]])
         >>> t.add_column("b", ["x", "y"]).rows()
         [['1', 'x'], ['2', 'y']]
+        >>> t.apply("add_column", name="twice", expression="a * 2").rows()
+        [['1', '2'], ['2', '4']]
     """
     if not args.name.strip():
         raise TableError("add_column needs a non-empty column name")
@@ -36,6 +66,8 @@ def add_column(table: Table, args: AddColumnArgs) -> Table:
         raise TableError(
             f"column {args.name!r} already exists; choose another name (columns: {table.columns})"
         )
+    if args.expression is not None:
+        return _computed(table, args)
     if len(args.values) != table.num_rows:
         raise TableError(
             f"add_column {args.name!r} got {len(args.values)} values for {table.num_rows} rows; "
@@ -51,3 +83,53 @@ def add_column(table: Table, args: AddColumnArgs) -> Table:
         if cells is None
         else [[*row, value] for row, value in zip(cells, args.values, strict=True)],
     )
+
+
+def _computed(table: Table, args: AddColumnArgs) -> Table:
+    """The column computed by DuckDB, stored next to the table's rows (keyed by row id)."""
+    assert args.expression is not None
+    store = table._store
+    with table._scan() as scan:
+        value, types = compile_expression(table, args.expression, scan)
+        if not table.num_rows:  # checked, but nothing to compute
+            source = store.add_base([[]], 0, rids=table._rids())
+            column = Column(args.name, args.name, source, "c0")
+            step = Step(operation="add_column", args=args, detail={"types": types})
+            return table._derive(step, columns=[*table._columns, column], records=[])
+        try:
+            with store.time_limit(TIMEOUT_S):
+                kind = store.fetch(scan.select(exp.func("typeof", value.copy())).limit(1))
+                if kind and str(kind[0][0]).upper() in _FRACTIONAL:
+                    value = _number_text(value)
+                text = exp.func(
+                    "coalesce",
+                    exp.cast(value, exp.DataType.build("VARCHAR")),
+                    exp.Literal.string(""),
+                )
+                select = scan.select(
+                    exp.alias_(scan.rid, ident(RID)), exp.alias_(text, ident("c0"))
+                )
+                source, _ = store.add_query(select)
+        except duckdb.InterruptException:
+            raise SQLError(
+                f"the expression ran longer than {TIMEOUT_S:g} s and was stopped"
+            ) from None
+        except duckdb.Error as error:
+            raise SQLError(
+                f"the expression {args.expression!r} failed: {str(error).splitlines()[0]}; "
+                f"columns read as {types}"
+            ) from None
+    column = Column(args.name, args.name, source, "c0")
+    step = Step(operation="add_column", args=args, detail={"types": types})
+    return table._derive(step, columns=[*table._columns, column])
+
+
+def _number_text(value: exp.Expr) -> exp.Expr:
+    """A fractional number as text: whole numbers without ``.0``, others to 9 decimals."""
+    whole = exp.and_(
+        exp.EQ(this=value.copy(), expression=exp.func("trunc", value.copy())),
+        exp.LT(this=exp.func("abs", value.copy()), expression=exp.Literal.number("1e15")),
+    )
+    integral = exp.cast(exp.cast(value.copy(), exp.DataType.build("BIGINT")), "VARCHAR")
+    rounded = exp.cast(exp.func("round", value.copy(), exp.Literal.number(9)), "VARCHAR")
+    return exp.Case(ifs=[exp.If(this=whole, true=integral)], default=rounded)

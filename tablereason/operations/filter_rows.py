@@ -1,0 +1,83 @@
+"""filter_rows: keep the rows where a SQL condition holds, decided by DuckDB over every row.
+
+The condition is one SQL expression over the table's columns (DuckDB dialect), for
+example ``weather = 'snow'``, ``temp_max > 30`` or ``year(date) = 2012``. It is parsed
+with sqlglot, passed through the same guard as model-written SQL, checked against
+the columns and typed (see :mod:`tablereason.operations.row_expressions`): a column
+whose every non-empty cell is a number compares as a number, dates as dates, the
+rest as text. Rows where the condition is false or ``NULL`` are dropped.
+"""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+from pydantic import Field
+from sqlglot import exp
+
+from tablereason.errors import SQLError
+from tablereason.operations.catalog import OperationArgs, operation
+from tablereason.operations.row_expressions import compile_expression
+from tablereason.storage import POS, RID, ident
+from tablereason.table import Step, Table
+
+TIMEOUT_S = 30.0
+
+
+class FilterRowsArgs(OperationArgs):
+    """The condition, one SQL expression over the columns (``weather = 'snow'``)."""
+
+    condition: str = Field(min_length=1)
+
+
+@operation(
+    "filter_rows",
+    FilterRowsArgs,
+    "keep the rows where a SQL condition over the columns holds (weather = 'snow')",
+)
+def filter_rows(table: Table, args: FilterRowsArgs) -> Table:
+    """Keep the rows where ``args.condition`` is true, in table order.
+
+    The step's ``detail`` records the type each column was read as.
+
+    Raises:
+        SQLError: When the condition does not parse, is refused by the SQL guard,
+            is not a row-level expression, or fails to run (for example a text column
+            compared with a number).
+        UnknownColumnError: When it names a column the table lacks.
+
+    Example:
+        >>> t = Table.from_records(["day", "mm"], [["mon", "12"], ["tue", "3"], ["wed", "40"]])
+        >>> t.apply("filter_rows", condition="mm > 10").rows()
+        [['mon', '12'], ['wed', '40']]
+    """
+    with table._scan() as scan:
+        condition, types = compile_expression(table, args.condition, scan)
+        if not table.num_rows:  # checked, but nothing to run it on
+            step = Step(operation="filter_rows", args=args, detail={"types": types})
+            return table._derive(step, rows=table._rids(), records=table._held_cells())
+        query = (
+            scan.select(exp.alias_(scan.rid, ident(RID)), exp.alias_(scan.pos, ident(POS)))
+            .where(condition, copy=False)
+            .order_by(scan.pos, copy=False)
+        )
+        store = table._store
+        try:
+            with store.time_limit(TIMEOUT_S):
+                found = store.fetch_numpy(query)
+        except duckdb.InterruptException:
+            raise SQLError(
+                f"the condition ran longer than {TIMEOUT_S:g} s and was stopped"
+            ) from None
+        except duckdb.Error as error:
+            raise SQLError(
+                f"the condition {args.condition!r} failed: {str(error).splitlines()[0]}; "
+                f"columns read as {types}: compare numbers with numbers and quote text"
+            ) from None
+    rows = np.asarray(found[RID], dtype=np.int64)
+    cells = table._held_cells()
+    records = None
+    if cells is not None:
+        records = [cells[i] for i in np.asarray(found[POS], dtype=np.int64).tolist()]
+    step = Step(operation="filter_rows", args=args, detail={"types": types})
+    return table._derive(step, rows=rows, records=records)
