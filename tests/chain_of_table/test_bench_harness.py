@@ -18,7 +18,7 @@ def _bench():  # type: ignore[no-untyped-def]
 
 
 def test_harness_counts_requests_and_keeps_failures_in_the_denominator(
-    shared_data: Path, tmp_path: Path
+    fixture_data: Path, tmp_path: Path
 ) -> None:
     bench = _bench()
     log = tmp_path / "log.jsonl"
@@ -31,7 +31,7 @@ def test_harness_counts_requests_and_keeps_failures_in_the_denominator(
             "--wikitq",
             "2",
             "--data",
-            str(shared_data),
+            str(fixture_data),
             "--log",
             str(log),
         ]

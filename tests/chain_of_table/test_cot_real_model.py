@@ -90,13 +90,13 @@ SHORT_CASES = [
 @pytest.mark.real_model
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize(("task", "profile"), SHORT_CASES)
-def test_real_model_two_examples(local_llm, shared_data: Path, task: str, profile: str) -> None:
-    _check(local_llm, task, profile, LOADERS[task](shared_data, 2))
+def test_real_model_two_examples(local_llm, fixture_data: Path, task: str, profile: str) -> None:
+    _check(local_llm, task, profile, LOADERS[task](fixture_data, 2))
 
 
 @pytest.mark.real_model
 @pytest.mark.slow
 @pytest.mark.timeout(7200)
 @pytest.mark.parametrize(("task", "profile"), CASES)
-def test_real_model_ten_examples(local_llm, shared_data: Path, task: str, profile: str) -> None:
-    _check(local_llm, task, profile, LOADERS[task](shared_data, 10))
+def test_real_model_ten_examples(local_llm, fixture_data: Path, task: str, profile: str) -> None:
+    _check(local_llm, task, profile, LOADERS[task](fixture_data, 10))

@@ -66,14 +66,14 @@ def check(llm: Any, task: str, items: list[Example], **overrides: Any) -> None:
 
 
 @pytest.mark.real_model
-def test_real_model_two_tabmwp_two_scienceqa(local_llm: Any, shared_data: Path) -> None:
-    check(local_llm, "tabmwp", examples("tabmwp", 2, shared_data), **QUICK)
-    check(local_llm, "scienceqa", examples("scienceqa", 2, shared_data), **QUICK)
+def test_real_model_two_tabmwp_two_scienceqa(local_llm: Any, fixture_data: Path) -> None:
+    check(local_llm, "tabmwp", examples("tabmwp", 2, fixture_data), **QUICK)
+    check(local_llm, "scienceqa", examples("scienceqa", 2, fixture_data), **QUICK)
 
 
 @pytest.mark.real_model
 @pytest.mark.slow
-def test_real_model_ten_tabmwp_ten_scienceqa(local_llm: Any, shared_data: Path) -> None:
-    check(local_llm, "tabmwp", examples("tabmwp", 10, shared_data))
-    check(local_llm, "scienceqa", examples("scienceqa", 10, shared_data))
-    check(local_llm, "tabmwp", examples("tabmwp", 3, shared_data), profile="paper", **QUICK)
+def test_real_model_ten_tabmwp_ten_scienceqa(local_llm: Any, fixture_data: Path) -> None:
+    check(local_llm, "tabmwp", examples("tabmwp", 10, fixture_data))
+    check(local_llm, "scienceqa", examples("scienceqa", 10, fixture_data))
+    check(local_llm, "tabmwp", examples("tabmwp", 3, fixture_data), profile="paper", **QUICK)

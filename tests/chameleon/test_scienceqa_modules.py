@@ -91,8 +91,8 @@ def test_search_failure_is_recorded_not_raised(scienceqa_examples: dict[str, Exa
 
 
 @pytest.fixture(scope="module")
-def real_scienceqa(shared_data: Path) -> dict[str, Example]:
-    return {e.id: e for e in load_dataset("scienceqa", "test", data_dir=shared_data)}
+def real_scienceqa(fixture_data: Path) -> dict[str, Example]:
+    return {e.id: e for e in load_dataset("scienceqa", "test", data_dir=fixture_data)}
 
 
 def test_default_search_reads_other_skills_lectures(real_scienceqa: dict[str, Example]) -> None:

@@ -121,8 +121,8 @@ def test_exit_code_mapping() -> None:
     assert exit_code(KeyboardInterrupt()) == EXIT_INTERRUPTED
 
 
-def test_datasets_lists_local_splits(monkeypatch, shared_data, capsys) -> None:
-    assert main(["datasets", "--data-dir", str(shared_data)]) == EXIT_OK
+def test_datasets_lists_local_splits(monkeypatch, fixture_data, capsys) -> None:
+    assert main(["datasets", "--data-dir", str(fixture_data)]) == EXIT_OK
     out = capsys.readouterr().out
     line = next(x for x in out.splitlines() if x.startswith("wikitq"))
     assert "test" in line and "wikitq_accuracy" in line and "chain_of_table" in line
@@ -131,9 +131,9 @@ def test_datasets_lists_local_splits(monkeypatch, shared_data, capsys) -> None:
     assert "TABLEREASON_DATA_DIR" in capsys.readouterr().err
 
 
-def test_eval_report_show_on_real_wikitq(wikitq_server, shared_data, tmp_path, capsys) -> None:
+def test_eval_report_show_on_real_wikitq(wikitq_server, fixture_data, tmp_path, capsys) -> None:
     out = tmp_path / "run"
-    argv = ["eval", "--dataset", "wikitq", "--data-dir", str(shared_data), "--limit", "5"]
+    argv = ["eval", "--dataset", "wikitq", "--data-dir", str(fixture_data), "--limit", "5"]
     argv += ["--out", str(out), "--concurrency", "2", "--quiet"]
     assert main(argv) == EXIT_OK
     printed = capsys.readouterr().out

@@ -19,9 +19,9 @@ PROGRESS = re.compile(r"\[(\d+)/(\d+)\] acc +([\d.]+)% \| failed (\d+) \| tokens
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch, shared_data: Path) -> Iterator[ScriptedServer]:
+def server(monkeypatch: pytest.MonkeyPatch, fixture_data: Path) -> Iterator[ScriptedServer]:
     """First-cell answers, except the gold answer for every other question."""
-    examples = load_dataset("wikitq", "test", data_dir=shared_data, limit=LIMIT)
+    examples = load_dataset("wikitq", "test", data_dir=fixture_data, limit=LIMIT)
     gold = {e.question: e.answers for i, e in enumerate(examples) if i % 2 == 0}
 
     def reply(prompt: str) -> str:
@@ -37,8 +37,8 @@ def server(monkeypatch: pytest.MonkeyPatch, shared_data: Path) -> Iterator[Scrip
         yield running
 
 
-def _eval(shared_data: Path, out: Path, *extra: str) -> int:
-    argv = ["eval", "--dataset", "wikitq", "--data-dir", str(shared_data)]
+def _eval(fixture_data: Path, out: Path, *extra: str) -> int:
+    argv = ["eval", "--dataset", "wikitq", "--data-dir", str(fixture_data)]
     return main([*argv, "--limit", str(LIMIT), "--out", str(out), *extra])
 
 
@@ -52,16 +52,16 @@ def _drop_last_line(path: Path) -> None:
 
 
 def test_merged_shards_score_as_the_unsharded_run(
-    server, shared_data: Path, tmp_path: Path, capsys
+    server, fixture_data: Path, tmp_path: Path, capsys
 ) -> None:
     plain, run = tmp_path / "plain", tmp_path / "run"
-    assert _eval(shared_data, plain, "--quiet") == EXIT_OK
+    assert _eval(fixture_data, plain, "--quiet") == EXIT_OK
     assert main(["report", str(plain)]) == EXIT_OK
     expected = _score_line(capsys.readouterr().out)
     assert "wikitq_accuracy: 0.00%" not in expected and "100.00%" not in expected
 
     for i in range(3):
-        assert _eval(shared_data, run, "--shard", f"{i}/3", "--quiet") == EXIT_OK
+        assert _eval(fixture_data, run, "--shard", f"{i}/3", "--quiet") == EXIT_OK
     assert not (run / "results.jsonl").exists()
     capsys.readouterr()
     assert main(["merge", str(run)]) == EXIT_OK
@@ -92,12 +92,12 @@ def test_merged_shards_score_as_the_unsharded_run(
 
 
 def test_shards_of_another_configuration_are_refused(
-    server, shared_data: Path, tmp_path: Path, capsys
+    server, fixture_data: Path, tmp_path: Path, capsys
 ) -> None:
     run, other = tmp_path / "run", tmp_path / "other"
     for i in (0, 2):
-        assert _eval(shared_data, run, "--shard", f"{i}/3", "--quiet") == EXIT_OK
-    assert _eval(shared_data, other, "--shard", "1/3", "--model", "other-model", "--quiet") == 0
+        assert _eval(fixture_data, run, "--shard", f"{i}/3", "--quiet") == EXIT_OK
+    assert _eval(fixture_data, other, "--shard", "1/3", "--model", "other-model", "--quiet") == 0
     shutil.copy(other / "shards" / "results-1-of-3.jsonl", run / "shards")
     capsys.readouterr()
     assert main(["merge", str(run)]) == EXIT_INPUT
@@ -109,11 +109,11 @@ def test_shards_of_another_configuration_are_refused(
 
 
 def test_missing_and_incomplete_shards_are_reported(
-    server, shared_data: Path, tmp_path: Path, capsys
+    server, fixture_data: Path, tmp_path: Path, capsys
 ) -> None:
     run = tmp_path / "run"
     for i in (0, 1, 3):
-        assert _eval(shared_data, run, "--shard", f"{i}/4", "--quiet") == EXIT_OK
+        assert _eval(fixture_data, run, "--shard", f"{i}/4", "--quiet") == EXIT_OK
     _drop_last_line(run / "shards" / "results-1-of-4.jsonl")
     capsys.readouterr()
     assert main(["merge", str(run)]) == EXIT_INPUT
@@ -131,7 +131,7 @@ def test_missing_and_incomplete_shards_are_reported(
 
     # finishing the shards (each rerun resumes) makes a complete merge
     for i in (1, 2):
-        assert _eval(shared_data, run, "--shard", f"{i}/4", "--quiet") == EXIT_OK
+        assert _eval(fixture_data, run, "--shard", f"{i}/4", "--quiet") == EXIT_OK
     capsys.readouterr()
     assert main(["merge", str(run)]) == EXIT_OK
     assert f"merged 4 of 4 shards ({LIMIT} results)" in capsys.readouterr().out
@@ -139,11 +139,11 @@ def test_missing_and_incomplete_shards_are_reported(
 
 @pytest.mark.parametrize("quiet", [False, True])
 def test_parallel_shards_show_one_progress_line(
-    server, shared_data: Path, tmp_path: Path, capsys, quiet: bool
+    server, fixture_data: Path, tmp_path: Path, capsys, quiet: bool
 ) -> None:
     run = tmp_path / "run"
     flags = ["--shards", "3", "--executor", "threads", *(["--quiet"] if quiet else [])]
-    assert _eval(shared_data, run, *flags) == EXIT_OK
+    assert _eval(fixture_data, run, *flags) == EXIT_OK
     captured = capsys.readouterr()
     lines = [line for line in captured.err.splitlines() if PROGRESS.match(line)]
     if quiet:

@@ -36,28 +36,28 @@ def test_split_file_missing(tmp_path: Path) -> None:
         load_dataset("tabmwp", "dev1k", data_dir=tmp_path)
 
 
-def test_unknown_dataset_and_split(data_dir: Path) -> None:
+def test_unknown_dataset_and_split(fixture_data: Path) -> None:
     with pytest.raises(UnknownNameError, match="did you mean 'wikitq'"):
-        load_dataset("wikitqa", data_dir=data_dir)
+        load_dataset("wikitqa", data_dir=fixture_data)
     with pytest.raises(ConfigurationError, match="available splits"):
-        load_dataset("hotpotqa", "validation", data_dir=data_dir)
+        load_dataset("hotpotqa", "validation", data_dir=fixture_data)
     with pytest.raises(ConfigurationError, match="limit"):
-        load_dataset("hotpotqa", data_dir=data_dir, limit=-1)
+        load_dataset("hotpotqa", data_dir=fixture_data, limit=-1)
 
 
-def test_truncated_json(tmp_path: Path, data_dir: Path) -> None:
+def test_truncated_json(tmp_path: Path, fixture_data: Path) -> None:
     folder = tmp_path / "tabmwp"
     folder.mkdir()
-    text = (data_dir / "tabmwp" / "problems_test.json").read_text(encoding="utf-8")
+    text = (fixture_data / "tabmwp" / "problems_test.json").read_text(encoding="utf-8")
     (folder / "problems_test.json").write_text(text[:5000], encoding="utf-8")
     with pytest.raises(DatasetFileError, match=r"problems_test.json.*not valid JSON"):
         load_dataset("tabmwp", data_dir=tmp_path)
 
 
-def test_missing_field(tmp_path: Path, data_dir: Path) -> None:
+def test_missing_field(tmp_path: Path, fixture_data: Path) -> None:
     folder = tmp_path / "tabmwp"
     folder.mkdir()
-    raw = json.loads((data_dir / "tabmwp" / "problems_test.json").read_text(encoding="utf-8"))
+    raw = json.loads((fixture_data / "tabmwp" / "problems_test.json").read_text(encoding="utf-8"))
     pid = next(iter(raw))
     del raw[pid]["ans_type"]
     (folder / "problems_test.json").write_text(json.dumps(raw), encoding="utf-8")
@@ -65,20 +65,20 @@ def test_missing_field(tmp_path: Path, data_dir: Path) -> None:
         load_dataset("tabmwp", data_dir=tmp_path)
 
 
-def test_bad_jsonl_line_is_named(tmp_path: Path, data_dir: Path) -> None:
+def test_bad_jsonl_line_is_named(tmp_path: Path, fixture_data: Path) -> None:
     folder = tmp_path / "hotpotqa"
     folder.mkdir()
-    lines = (data_dir / "hotpotqa" / "dev_distractor.jsonl").read_text().splitlines()[:3]
+    lines = (fixture_data / "hotpotqa" / "dev_distractor.jsonl").read_text().splitlines()[:3]
     lines[1] = lines[1][:100]
     (folder / "dev_distractor.jsonl").write_text("\n".join(lines) + "\n")
     with pytest.raises(DatasetFileError, match="line 2 is not valid JSON"):
         load_dataset("hotpotqa", data_dir=tmp_path)
 
 
-def test_tabfact_bad_label(tmp_path: Path, data_dir: Path) -> None:
+def test_tabfact_bad_label(tmp_path: Path, fixture_data: Path) -> None:
     folder = tmp_path / "tabfact"
     folder.mkdir()
-    record = json.loads((data_dir / "tabfact" / "test.jsonl").read_text().splitlines()[0])
+    record = json.loads((fixture_data / "tabfact" / "test.jsonl").read_text().splitlines()[0])
     record["label"] = "entailed"
     (folder / "test.jsonl").write_text(json.dumps(record) + "\n")
     with pytest.raises(DatasetFileError, match="label must be 0 or 1"):
@@ -108,11 +108,11 @@ def test_wikitq_missing_table_and_bad_header(tmp_path: Path) -> None:
         load_dataset("wikitq", data_dir=tmp_path)
 
 
-def test_scienceqa_inconsistent_files(tmp_path: Path, data_dir: Path) -> None:
+def test_scienceqa_inconsistent_files(tmp_path: Path, fixture_data: Path) -> None:
     folder = tmp_path / "scienceqa"
     folder.mkdir()
     for name in ("problems.json", "captions.json", "ocrs.json"):
-        shutil.copy(data_dir / "scienceqa" / name, folder / name)
+        shutil.copy(fixture_data / "scienceqa" / name, folder / name)
     (folder / "pid_splits.json").write_text(json.dumps({"test": ["999999"]}))
     with pytest.raises(DatasetFileError, match=r"problems\.json lacks it"):
         load_dataset("scienceqa", data_dir=tmp_path)

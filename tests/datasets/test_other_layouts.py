@@ -23,8 +23,8 @@ def test_wikitq_release_layout_with_escapes() -> None:
     assert examples[0].table is not None and examples[0].table.num_rows > 0
 
 
-def test_wikitq_release_matches_the_shared_copy(data_dir: Path) -> None:
-    shared = {e.id: e for e in load_dataset("wikitq", "test", data_dir=data_dir)}
+def test_wikitq_release_matches_the_shared_copy(fixture_data: Path) -> None:
+    shared = {e.id: e for e in load_dataset("wikitq", "test", data_dir=fixture_data)}
     for example in load_dataset("wikitq", "test", data_dir=FIXTURES / "wikitq_release")[:3]:
         other = shared[example.id]
         assert (example.question, example.answer) == (other.question, other.answer)
@@ -32,10 +32,10 @@ def test_wikitq_release_matches_the_shared_copy(data_dir: Path) -> None:
         assert example.table.equals(other.table)
 
 
-def test_tabfact_official_layout(data_dir: Path) -> None:
+def test_tabfact_official_layout(fixture_data: Path) -> None:
     folder = FIXTURES / "tabfact_official"
     official = load_dataset("tabfact", "test", data_dir=folder)
-    jsonl = load_dataset("tabfact", "test", data_dir=data_dir)
+    jsonl = load_dataset("tabfact", "test", data_dir=fixture_data)
     data = json.loads((folder / "tokenized_data" / "test_examples.json").read_text())
     assert len(official) == sum(len(v[0]) for v in data.values())
     by_id = {e.id: e for e in jsonl}
@@ -51,9 +51,9 @@ def test_tabfact_official_layout(data_dir: Path) -> None:
     assert 0 < len(small) < len(official)
 
 
-def test_hotpotqa_official_layout(data_dir: Path) -> None:
+def test_hotpotqa_official_layout(fixture_data: Path) -> None:
     official = load_dataset("hotpotqa", "dev", data_dir=FIXTURES / "hotpotqa_official")
-    ircot = load_dataset("hotpotqa", "dev", data_dir=data_dir, limit=2)
+    ircot = load_dataset("hotpotqa", "dev", data_dir=fixture_data, limit=2)
     for a, b in zip(official, ircot, strict=True):
         assert (a.id, a.question, a.answer) == (b.id, b.question, b.answer)
         assert [p.text for p in a.passages] == [p.text for p in b.passages]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tablereason.datasets import Example, load_dataset
@@ -107,8 +109,8 @@ def test_scienceqa_breakdowns_and_paper_grade_one_omission() -> None:
     assert default.breakdown["no"].n == 1
 
 
-def test_tabmwp_breakdowns_follow_the_published_groups(data_dir) -> None:
-    examples = load_dataset("tabmwp", "test", data_dir=data_dir)
+def test_tabmwp_breakdowns_follow_the_published_groups(each_data: Path) -> None:
+    examples = load_dataset("tabmwp", "test", data_dir=each_data)
     gold = {e.id: e.answer for e in examples}
     result = evaluate("tabmwp_accuracy", gold, examples)
     assert result.score == 1.0
@@ -155,12 +157,12 @@ def test_hotpotqa_extras_average_over_all_examples() -> None:
     assert f1.breakdown["comparison"].score == 1.0
 
 
-def test_gold_answers_score_perfectly_on_every_dataset(data_dir) -> None:
+def test_gold_answers_score_perfectly_on_every_dataset(each_data: Path) -> None:
     from tablereason.datasets import DATASETS
 
     for name in DATASETS.names():
         spec = DATASETS.get(name)
-        examples = load_dataset(name, data_dir=data_dir)
+        examples = load_dataset(name, data_dir=each_data)
         result = evaluate(spec.default_metric, {e.id: e.answer for e in examples}, examples)
         assert result.score == 1.0, name
         assert result.n == len(examples)

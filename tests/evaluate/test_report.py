@@ -65,14 +65,14 @@ def never() -> ScriptedLLM:
 
 
 @pytest.fixture
-def spec(data_dir: Path, tmp_path: Path) -> BenchmarkSpec:
-    for example in load_dataset("wikitq", "test", data_dir=data_dir, limit=LIMIT):
+def spec(fixture_data: Path, tmp_path: Path) -> BenchmarkSpec:
+    for example in load_dataset("wikitq", "test", data_dir=fixture_data, limit=LIMIT):
         GOLD[example.question] = example.answers
     return BenchmarkSpec(
         dataset="wikitq",
         out=str(tmp_path / "run"),
         limit=LIMIT,
-        data_dir=str(data_dir),
+        data_dir=str(fixture_data),
         concurrency=3,
     )
 

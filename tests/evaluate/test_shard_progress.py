@@ -120,15 +120,15 @@ def _replies(data_dir: Path) -> ScriptedLLM:
 
 @pytest.mark.parametrize("quiet", [False, True])
 def test_sharded_benchmark_shows_one_line_for_all_shards(
-    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], quiet: bool
+    fixture_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], quiet: bool
 ) -> None:
     spec = BenchmarkSpec(
-        dataset="wikitq", out=str(tmp_path / "run"), limit=LIMIT, data_dir=str(data_dir)
+        dataset="wikitq", out=str(tmp_path / "run"), limit=LIMIT, data_dir=str(fixture_data)
     )
     with ThreadPoolExecutor(max_workers=3) as pool:
         summary = run_benchmark(
             spec,
-            llm=_replies(data_dir),
+            llm=_replies(fixture_data),
             shards=3,
             executor=pool,
             progress=not quiet,

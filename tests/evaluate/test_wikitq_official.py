@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -56,25 +58,25 @@ def test_value_types() -> None:
     assert DateValue.parse("xx-xx-xx") is None
 
 
-def test_gold_scored_against_itself_is_perfect(data_dir) -> None:
-    examples = load_dataset("wikitq", "test", data_dir=data_dir)
+def test_gold_scored_against_itself_is_perfect(each_data: Path) -> None:
+    examples = load_dataset("wikitq", "test", data_dir=each_data)
     assert all(e.metadata["target_canon"] is not None for e in examples)
     result = evaluate("wikitq_accuracy", {e.id: e.answer for e in examples}, examples)
     assert result.score == 1.0
 
 
-def test_canonical_values_as_predictions_match_their_targets(data_dir) -> None:
+def test_canonical_values_as_predictions_match_their_targets(each_data: Path) -> None:
     # targetValue and targetCanon must agree: predicting the canonical strings is correct.
-    examples = load_dataset("wikitq", "test", data_dir=data_dir)
+    examples = load_dataset("wikitq", "test", data_dir=each_data)
     canon = {e.id: e.metadata["target_canon"] for e in examples}
     assert evaluate("wikitq_accuracy", canon, examples).score == 1.0
     kinds = {e.metadata["target_canon_type"] for e in examples}
     assert {"number", "date", "string"} <= kinds
 
 
-def test_official_prediction_file_denominator_is_the_predicted_lines(data_dir) -> None:
-    tagged = [data_dir / "wikitq" / "data" / "test.tagged"]
-    examples = load_dataset("wikitq", "test", data_dir=data_dir)
+def test_official_prediction_file_denominator_is_the_predicted_lines(fixture_data: Path) -> None:
+    tagged = [fixture_data / "wikitq" / "data" / "test.tagged"]
+    examples = load_dataset("wikitq", "test", data_dir=fixture_data)
     lines = [e.id + "\t" + "\t".join(e.answer) for e in examples[:20]]
     lines += [f"{examples[20].id}\twrong answer", "nu-unknown\tx"]
     correct, total, accuracy = evaluate_prediction_file(tagged, lines)
@@ -84,10 +86,13 @@ def test_official_prediction_file_denominator_is_the_predicted_lines(data_dir) -
     assert evaluate("wikitq_accuracy", preds, examples[:25]).score == pytest.approx(20 / 25)
 
 
-def test_tagged_targets_load_from_a_directory(data_dir) -> None:
+def test_tagged_targets_load_from_a_directory(each_data: Path) -> None:
     # The folder also holds the question TSVs; only *.tagged files are read.
-    targets = load_tagged_targets([data_dir / "wikitq" / "data"])
-    assert len(targets) == 500
+    folder = each_data / "wikitq" / "data"
+    targets = load_tagged_targets([folder])
+    lines = (folder / "test.tagged").read_text(encoding="utf-8").splitlines()
+    assert len(targets) == len(lines) - 1  # the header line
+    assert set(targets) == {line.split("\t", 1)[0] for line in lines[1:]}
 
 
 @given(st.lists(st.text(max_size=8), min_size=1, max_size=4))

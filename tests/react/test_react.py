@@ -202,8 +202,8 @@ def test_model_failure_is_recorded() -> None:
         ReAct(ScriptedLLM(replies=[]), tools=[Calculator()], max_iterations=0)
 
 
-def test_mm_react_passes_image_paths_to_the_image_tools(shared_data: Path) -> None:
-    examples = load_dataset("scienceqa", "test", data_dir=shared_data)
+def test_mm_react_passes_image_paths_to_the_image_tools(fixture_data: Path) -> None:
+    examples = load_dataset("scienceqa", "test", data_dir=fixture_data)
     example = next(
         e for e in examples if e.metadata.get("image_file") and e.metadata.get("caption")
     )
@@ -216,7 +216,7 @@ def test_mm_react_passes_image_paths_to_the_image_tools(shared_data: Path) -> No
             f" pick\nAction: Finish[({letter})]",
         ]
     )
-    tools = [ImageCaptioner(ScienceQACaptions(shared_data)), OCR(ScienceQAOCR(shared_data))]
+    tools = [ImageCaptioner(ScienceQACaptions(fixture_data)), OCR(ScienceQAOCR(fixture_data))]
     prediction = ReAct(llm, tools=tools, task="scienceqa").run(example)
     assert prediction.answer == example.answer
     assert f"Image: {path}" in (llm.requests[0].prompt or "")

@@ -280,8 +280,8 @@ def test_planner_prompt_golden() -> None:
         assert text == (GOLDEN / name).read_text(encoding="utf-8"), name
 
 
-def test_hotpotqa_with_real_paragraphs(shared_data: Path) -> None:
-    examples = load_dataset("hotpotqa", "dev", data_dir=shared_data, limit=3)
+def test_hotpotqa_with_real_paragraphs(fixture_data: Path) -> None:
+    examples = load_dataset("hotpotqa", "dev", data_dir=fixture_data, limit=3)
     assert not {e.id for e in examples} & set(DEMO_IDS["hotpotqa"])
     store = DocStore.from_examples(examples)
 
@@ -302,12 +302,12 @@ def test_hotpotqa_with_real_paragraphs(shared_data: Path) -> None:
     assert result.score == 1.0
 
 
-def test_scienceqa_answers_are_options(shared_data: Path) -> None:
-    examples = load_dataset("scienceqa", "test", data_dir=shared_data)
+def test_scienceqa_answers_are_options(fixture_data: Path) -> None:
+    examples = load_dataset("scienceqa", "test", data_dir=fixture_data)
     example = next(e for e in examples if e.metadata.get("image_file"))
     from tablereason.tools import OCR, ImageCaptioner, ScienceQACaptions, ScienceQAOCR
 
-    tools = [ImageCaptioner(ScienceQACaptions(shared_data)), OCR(ScienceQAOCR(shared_data))]
+    tools = [ImageCaptioner(ScienceQACaptions(fixture_data)), OCR(ScienceQAOCR(fixture_data))]
     path = example.metadata["image_file"]
     planner = f" look\n#E1 = ImageCaptioner[{path}]\nPlan: read\n#E2 = OCR[{path}]"
     index = example.metadata["answer_index"]

@@ -31,8 +31,8 @@ def local_llm() -> Any:
 
 
 @pytest.fixture(scope="module")
-def hotpot(shared_data: Path) -> tuple[list[Example], DocStore]:
-    examples = load_dataset("hotpotqa", "dev", data_dir=shared_data)
+def hotpot(fixture_data: Path) -> tuple[list[Example], DocStore]:
+    examples = load_dataset("hotpotqa", "dev", data_dir=fixture_data)
     store = DocStore.from_examples(examples)
     return [e for e in examples if e.id not in DEMO_IDS["hotpotqa"]], store
 
@@ -73,14 +73,14 @@ def test_ten_questions_both_methods(local_llm: Any, hotpot: Any) -> None:
 
 @pytest.mark.real_model
 @pytest.mark.slow
-def test_scienceqa_image_questions_both_methods(local_llm: Any, shared_data: Path) -> None:
+def test_scienceqa_image_questions_both_methods(local_llm: Any, fixture_data: Path) -> None:
     from tablereason.tools import OCR, ImageCaptioner, ScienceQACaptions, ScienceQAOCR
 
-    examples = load_dataset("scienceqa", "test", data_dir=shared_data)
+    examples = load_dataset("scienceqa", "test", data_dir=fixture_data)
     with_images = [e for e in examples if e.metadata.get("image_file")][:2]
     tools = [
-        ImageCaptioner(ScienceQACaptions(shared_data)),
-        OCR(ScienceQAOCR(shared_data)),
+        ImageCaptioner(ScienceQACaptions(fixture_data)),
+        OCR(ScienceQAOCR(fixture_data)),
         LLMTool(local_llm),
     ]
     for method in (

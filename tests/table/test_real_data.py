@@ -1,4 +1,5 @@
-"""Every WikiTQ and TabFact table under ../shared/data loads, round-trips and prints."""
+"""Every WikiTQ and TabFact table loads, round-trips and prints: the fixtures' tables
+(the awkward ones among them), and every table of the full data when it is present."""
 
 from __future__ import annotations
 
@@ -44,9 +45,9 @@ def reference_pipe(header: list[str], rows: list[list[str]], caption: str | None
     return text.rstrip("\n")
 
 
-def test_every_wikitq_table(shared_data: Path) -> None:
-    paths = sorted((shared_data / "wikitq" / "csv").glob("*/*.csv"))
-    assert len(paths) == 371
+def check_wikitq_tables(data: Path) -> tuple[int, int]:
+    """Check every WikiTQ table under ``data``; the number of tables and of odd headers."""
+    paths = sorted((data / "wikitq" / "csv").glob("*/*.csv"))
     odd_headers = 0
     for path in paths:
         table = Table.from_csv(path)
@@ -62,29 +63,50 @@ def test_every_wikitq_table(shared_data: Path) -> None:
             if names_equal:
                 assert table.to_pipe(caption=False) == reference_pipe(header, rows, None), path
         assert Table.from_pipe(table.to_pipe(escape=True), escaped=True).equals(table), path
-    assert odd_headers >= 20  # the sample has duplicate and empty headers
+    return len(paths), odd_headers
 
 
-def test_every_tabfact_table(shared_data: Path) -> None:
+def check_tabfact_tables(data: Path) -> int:
+    """Check every TabFact table under ``data``; the number of tables."""
     seen: dict[str, dict] = {}
-    with open(shared_data / "tabfact" / "test.jsonl", encoding="utf-8") as handle:
+    with open(data / "tabfact" / "test.jsonl", encoding="utf-8") as handle:
         for line in handle:
             record = json.loads(line)
             seen.setdefault(record["table_id"], record)
-    assert len(seen) == 179
     for record in seen.values():
         header, *rows = record["table_text"]
         table = Table.from_records(header, rows, caption=record["table_caption"])
         assert table.to_records() == record["table_text"]
         assert table.to_pipe() == reference_pipe(header, rows, record["table_caption"])
         assert table.to_pipe(max_rows=3, caption=False) == reference_pipe(header, rows[:3], None)
+    return len(seen)
+
+
+def test_wikitq_fixture_tables(fixture_data: Path) -> None:
+    tables, odd_headers = check_wikitq_tables(fixture_data)
+    assert tables > 0
+    assert odd_headers >= 4  # the fixtures keep the smallest tables with odd headers
+
+
+def test_every_wikitq_table(full_data: Path) -> None:
+    tables, odd_headers = check_wikitq_tables(full_data)
+    assert tables == 371
+    assert odd_headers >= 20  # the sample has duplicate and empty headers
+
+
+def test_tabfact_fixture_tables(fixture_data: Path) -> None:
+    assert check_tabfact_tables(fixture_data) > 0
+
+
+def test_every_tabfact_table(full_data: Path) -> None:
+    assert check_tabfact_tables(full_data) == 179
 
 
 @pytest.mark.parametrize("name", ["203-csv/668", "204-csv/691"])
-def test_wikitq_csv_with_caption_and_operations(shared_data: Path, name: str) -> None:
-    path = shared_data / "wikitq" / "csv" / f"{name}.csv"
+def test_wikitq_csv_with_caption_and_operations(fixture_data: Path, name: str) -> None:
+    path = fixture_data / "wikitq" / "csv" / f"{name}.csv"
     page = json.loads(
-        (shared_data / "wikitq" / "page" / f"{name.replace('csv', 'page')}.json").read_text()
+        (fixture_data / "wikitq" / "page" / f"{name.replace('csv', 'page')}.json").read_text()
     )
     table = Table.from_csv(path, caption=page["title"])
     assert table.to_pipe().startswith(f"table caption : {page['title']}\ncol : ")

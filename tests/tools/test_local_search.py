@@ -118,21 +118,21 @@ def test_folder_corpus_is_cached_until_a_file_changes(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ ScienceQA lectures
 
 
-def test_scienceqa_corpus_holds_the_distinct_lectures(shared_data: Path) -> None:
-    problems = json.loads((shared_data / "scienceqa" / "problems.json").read_text())
+def test_scienceqa_corpus_holds_the_distinct_lectures(each_data: Path) -> None:
+    problems = json.loads((each_data / "scienceqa" / "problems.json").read_text())
     lectures = {" ".join(p["lecture"].split()) for p in problems.values() if p["lecture"].strip()}
-    corpus = scienceqa_corpus(shared_data)
+    corpus = scienceqa_corpus(each_data)
     assert len(corpus) == len(lectures) == 93
     assert {" ".join(t.text.split()) for t in corpus.texts} == lectures
     assert "all problems" in corpus.description  # the developer copy has no train split
-    assert scienceqa_corpus(shared_data / "scienceqa") is corpus  # cached, either path form
+    assert scienceqa_corpus(each_data / "scienceqa") is corpus  # cached, either path form
     solutions = [p["solution"] for p in problems.values() if len(p["solution"]) > 80]
     text = "\n".join(t.text for t in corpus.texts)
     assert not any(s in text for s in solutions)  # lectures only, never a solution
 
 
-def test_a_topic_query_returns_its_lecture(shared_data: Path) -> None:
-    corpus = scienceqa_corpus(shared_data)
+def test_a_topic_query_returns_its_lecture(each_data: Path) -> None:
+    corpus = scienceqa_corpus(each_data)
     hits = corpus.search("do these magnets attract or repel each other", k=3)
     assert hits and all(h.title == MAGNETS for h in hits)
     assert "magnets attract" in hits[0].text
@@ -140,9 +140,9 @@ def test_a_topic_query_returns_its_lecture(shared_data: Path) -> None:
     assert guide[0].title == "Use guide words"
 
 
-def test_no_question_ever_reads_its_own_lecture(shared_data: Path) -> None:
-    corpus = scienceqa_corpus(shared_data)
-    examples = load_dataset("scienceqa", "test", data_dir=shared_data)
+def test_no_question_ever_reads_its_own_lecture(each_data: Path) -> None:
+    corpus = scienceqa_corpus(each_data)
+    examples = load_dataset("scienceqa", "test", data_dir=each_data)
     returned = 0
     for example in examples:
         md = example.metadata
@@ -154,14 +154,16 @@ def test_no_question_ever_reads_its_own_lecture(shared_data: Path) -> None:
                 returned += 1
                 assert md["skill"] not in corpus.texts[hit.source].skills
                 assert not _lines(hit.text) & own, (example.id, query)
-    assert returned > 500  # the leave-out still leaves most of the corpus searchable
+    # the leave-out still leaves most of the corpus searchable (measured: 0.88 hits per
+    # query of at most 3 on the full data, 0.95 on the fixtures)
+    assert returned > 0.7 * 3 * len(examples)
 
 
-def test_magnet_question_reads_another_skills_lecture(shared_data: Path) -> None:
-    examples = {e.id: e for e in load_dataset("scienceqa", "test", data_dir=shared_data)}
+def test_magnet_question_reads_another_skills_lecture(each_data: Path) -> None:
+    examples = {e.id: e for e in load_dataset("scienceqa", "test", data_dir=each_data)}
     md = examples["693"].metadata
     assert md["skill"] == MAGNETS
-    hits = scienceqa_corpus(shared_data).search(
+    hits = scienceqa_corpus(each_data).search(
         "magnets attract repel", k=3, leave_out=leave_out(md["skill"], md["lecture"])
     )
     assert hits and all(h.title != MAGNETS for h in hits)
@@ -191,20 +193,20 @@ def test_scienceqa_corpus_missing_folder_says_what_to_do(tmp_path: Path) -> None
         scienceqa_corpus(tmp_path)
 
 
-def test_first_search_is_quick(shared_data: Path, tmp_path: Path) -> None:
+def test_first_search_is_quick(each_data: Path, tmp_path: Path) -> None:
     # A fresh copy of the folder is not cached yet: this times building plus one search.
     folder = tmp_path / "scienceqa"
     folder.mkdir()
     for name in ("problems.json", "pid_splits.json"):
-        (folder / name).write_bytes((shared_data / "scienceqa" / name).read_bytes())
+        (folder / name).write_bytes((each_data / "scienceqa" / name).read_bytes())
     started = time.perf_counter()
     hits = LocalSearch(lambda: scienceqa_corpus(tmp_path))("food web")
     assert time.perf_counter() - started < 2.0
     assert "food web" in hits.lower()
 
 
-def test_one_common_word_is_not_a_match(shared_data: Path) -> None:
-    corpus = scienceqa_corpus(shared_data)
+def test_one_common_word_is_not_a_match(each_data: Path) -> None:
+    corpus = scienceqa_corpus(each_data)
     # "capital" alone matches the chemistry lecture ("one capital letter"): not returned.
     assert corpus.search("capital city of Kentucky", k=3) == []
     assert "capital letter" in corpus.search("capital", k=1)[0].text

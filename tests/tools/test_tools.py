@@ -37,13 +37,13 @@ from tablereason.trace import Prediction, Trace, TraceStep
 # ------------------------------------------------------------------------ contract
 
 
-def test_every_registered_tool_builds_and_follows_the_protocol(shared_data: Path) -> None:
+def test_every_registered_tool_builds_and_follows_the_protocol(fixture_data: Path) -> None:
     store = DocStore([Document(title="Oslo", paragraphs=("Oslo is in Norway.",))])
     table = Table.from_records(["city"], [["Oslo"]])
     ctx = ToolContext(
         llm=ScriptedLLM(fn=lambda r: "fine"),
         docstore=store,
-        data_dir=shared_data,
+        data_dir=fixture_data,
         tables={"cities": table},
     )
     tools = build_tools(TOOLS.names(), ctx)
@@ -80,12 +80,12 @@ def test_tools_needing_a_model_say_so() -> None:
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(text=st.text(max_size=40))
-def test_no_tool_raises_on_arbitrary_input(shared_data: Path, text: str) -> None:
+def test_no_tool_raises_on_arbitrary_input(fixture_data: Path, text: str) -> None:
     store = DocStore([Document(title="Oslo", paragraphs=("Oslo is in Norway.",))])
     ctx = ToolContext(
         llm=ScriptedLLM(fn=lambda r: LLMError("down")),
         docstore=store,
-        data_dir=shared_data,
+        data_dir=fixture_data,
         tables={"t": Table.from_records(["a"], [["1"]])},
     )
     for tool in build_tools(TOOLS.names(), ctx):
@@ -201,9 +201,9 @@ def test_image_id_reads_paths_and_ids() -> None:
     assert image_id("the picture") is None
 
 
-def test_scienceqa_captions_by_path(shared_data: Path) -> None:
-    tool = ImageCaptioner(ScienceQACaptions(shared_data))
-    path = shared_data / "scienceqa" / "images" / "test" / "5" / "image.png"
+def test_scienceqa_captions_by_path(fixture_data: Path) -> None:
+    tool = ImageCaptioner(ScienceQACaptions(fixture_data))
+    path = fixture_data / "scienceqa" / "images" / "test" / "5" / "image.png"
     assert path.is_file()
     assert tool(str(path)) == "A large white kite is in the air."
     assert tool("5") == "A large white kite is in the air."
@@ -211,11 +211,11 @@ def test_scienceqa_captions_by_path(shared_data: Path) -> None:
     assert "not an image path" in tool("a kite")
 
 
-def test_scienceqa_ocr_by_path(shared_data: Path) -> None:
-    tool = OCR(ScienceQAOCR(shared_data))
-    out = tool(str(shared_data / "scienceqa" / "images" / "test" / "23" / "image.png"))
+def test_scienceqa_ocr_by_path(fixture_data: Path) -> None:
+    tool = OCR(ScienceQAOCR(fixture_data))
+    out = tool(str(fixture_data / "scienceqa" / "images" / "test" / "23" / "image.png"))
     assert out.startswith("'grizzly bear' at (411, 19); 'barren-ground' at (511, 177)")
-    assert OCR(ScienceQAOCR(shared_data), style="texts")("23").startswith(
+    assert OCR(ScienceQAOCR(fixture_data), style="texts")("23").startswith(
         "grizzly bear, barren-ground, Arctic fox"
     )
     assert "no text detected" in tool("5")  # its OCR list is empty
