@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from tablereason.errors import ConfigurationError, ParseError, TableReasonError
 from tablereason.llm.base import LLM
+from tablereason.methods import chain_of_table_large as L
 from tablereason.methods import chain_of_table_parse as P
 from tablereason.methods import chain_of_table_views as V
 from tablereason.methods.chain_of_table_ops import OPERATIONS, GroupCrash
@@ -33,6 +34,7 @@ from tablereason.methods.chain_of_table_session import (
     timed_step,
 )
 from tablereason.methods.chain_of_table_settings import PROFILES, ChainOfTableSettings
+from tablereason.operations.table_profile import lowercased
 from tablereason.prompts.render import render, template_hash, template_names
 from tablereason.trace import Prediction, Trace, TraceStep
 
@@ -101,14 +103,15 @@ class ChainOfTable:
         """
         settings = self.settings
         if settings.lowercase_wikitq and self.task == "wikitq":
-            table = _lowercased(table)
+            large = table.num_rows > L.LOWERCASE_IN_DUCKDB_ROWS  # DuckDB lowers large ones
+            table = lowercased(table) if large else _lowercased(table)
             question = question.lower()
             cleaned_question = cleaned_question.lower() if cleaned_question else None
         add_question = cleaned_question or question
         if settings.mask_digits:
             add_question = mask_digits(add_question)
         trace = Trace(method=f"{self.name}/{settings.profile}", question=question)
-        trace.add(TraceStep(kind="input", name="table", table=table))
+        source = trace.add(TraceStep(kind="input", name="table", table=table))
         session = Session(
             llm=self.llm,
             settings=settings,
@@ -118,6 +121,14 @@ class ChainOfTable:
             table=table,
             trace=trace,
         )
+        if L.is_large(table, settings.large_table_rows):
+            session.large = L.LargeState(source_rows=table.num_rows)
+            source.note = L.mode_note(session)
+        elif session.paper and table.num_rows > settings.view_rows:
+            source.note = (
+                f"paper profile: prompts show the first {settings.view_rows} of "
+                f"{table.num_rows} rows, as the reference does"
+            )
         try:
             for _ in range(MAX_STEPS):
                 op = next_operation(session)
@@ -141,17 +152,18 @@ class ChainOfTable:
         step = timed_step(session.trace, "answer", "final_query", name)
         table = session.table
         numbers: list[int] | None = None
-        if session.paper:
-            rows = table.rows(self.settings.view_rows)
+        if session.large is not None:
+            block = L.view_block(session, caption=table.caption)
+            total = session.large.group_total
+            group = L.group_block(*session.groups, total) if session.groups else ""
         else:
-            numbers, rows = session.view()
-        group = V.group_block(*session.groups) if session.groups else ""
-        prompt = render(
-            name,
-            table=V.pipe_block(table.caption, table.columns, rows, numbers),
-            group=group,
-            question=session.question,
-        )
+            if session.paper:
+                rows = table.rows(self.settings.view_rows)
+            else:
+                numbers, rows = session.view()
+            block = V.pipe_block(table.caption, table.columns, rows, numbers)
+            group = V.group_block(*session.groups) if session.groups else ""
+        prompt = render(name, table=block, group=group, question=session.question)
         step.table = table
         answer: str | list[str]
         if session.paper:

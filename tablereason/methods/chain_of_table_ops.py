@@ -12,9 +12,11 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from tablereason.errors import ParseError, TableError
+from tablereason.methods import chain_of_table_large as L
 from tablereason.methods import chain_of_table_parse as P
 from tablereason.methods import chain_of_table_views as V
 from tablereason.methods.chain_of_table_session import ChainEntry, Session, finish, timed_step
+from tablereason.operations.table_profile import same_order
 from tablereason.prompts.render import render
 from tablereason.registry import Registry
 from tablereason.trace import TraceStep
@@ -39,6 +41,14 @@ def _skip(session: Session, step: TraceStep, op: str, reason: str) -> None:
     step.table = session.table
     session.chain.append(ChainEntry(op=op, kept=False, text=f"skip f_{op}()"))
     finish(step)
+
+
+def _view_block(session: Session) -> str:
+    """The current table as the efficient prompts show it (large tables: the summary)."""
+    if session.large is not None:
+        return L.view_block(session)
+    numbers, rows = session.view()
+    return V.pipe_block(None, session.header(), rows, numbers)
 
 
 def _columns(session: Session) -> list[list[str]]:
@@ -131,7 +141,9 @@ def add_column_rejection(
 
 def run_add_column(session: Session) -> None:
     """Ask for a new column and add it when the acceptance rules pass."""
-    if session.settings.add_column_per_row:
+    if session.large is not None:
+        L.run_add_column(session)
+    elif session.settings.add_column_per_row:
         _add_column_paper(session)
     else:
         _add_column_chunked(session)
@@ -267,6 +279,9 @@ def _ask_selection(
 
 def run_select_row(session: Session) -> None:
     """Keep the rows the model names; all rows when it names none (``f_select_row(*)``)."""
+    if session.large is not None:
+        L.run_select_row(session)
+        return
     paper = session.paper
     name = session.prompt_name("select_row" if paper else "efficient_select_row")
     step = timed_step(session.trace, "operation", "select_row", name)
@@ -321,14 +336,14 @@ def run_select_column(session: Session) -> None:
     step = timed_step(session.trace, "operation", "select_column", name)
     table = session.table
     header = table.columns
-    numbers, rows = session.view()
     if paper:
+        _, rows = session.view()
         block = V.json_block(table.caption, header, rows)
         prompt = render(name, table=block, label=session.label.lower(), question=session.question)
         union = _ask_selection(session, step, prompt, P.parse_column_key_paper) or set()
         keep = [h for h in header if h.lower() in union]
     else:
-        block = V.pipe_block(None, header, rows, numbers)
+        block = _view_block(session)
         prompt = render(name, table=block, label=session.label, question=session.question)
 
         def key(text: str) -> tuple[str, ...] | None:
@@ -397,12 +412,8 @@ def _ask_argument(
     if unknown and _take_fallback(session, step):
         _skip(session, step, op, f"the generated chain's argument ({given}) names no column")
         return None
-    numbers, rows = session.view()
     prompt = render(
-        name,
-        table=V.pipe_block(None, header, rows, numbers),
-        label=session.label,
-        question=session.question,
+        name, table=_view_block(session), label=session.label, question=session.question
     )
     value = session.ask_parsed(
         step, prompt, lambda t: parse(t, header), max_tokens=24, stop=("\n",)
@@ -429,8 +440,13 @@ def run_group_column(session: Session) -> None:
     )  # fmt: skip
     if column is None:
         return
-    values = table.column_values(column)
-    ratio = V.group_ratio(values)
+    values: list[str] = []
+    largest: list[tuple[str, int]] = []
+    if session.large is not None:  # counted in DuckDB; the largest groups only
+        largest, ratio = L.group_summary(session, column)
+    else:
+        values = table.column_values(column)
+        ratio = V.group_ratio(values)
     step.arguments.update(column=column, ratio=ratio)
     if ratio is None:
         if paper:
@@ -447,7 +463,7 @@ def run_group_column(session: Session) -> None:
             f"too many distinct values ({ratio:.2f} > {session.settings.group_threshold})",
         )
         return
-    groups = V.count_groups(values)
+    groups = largest if session.large is not None else V.count_groups(values)
     session.groups = (column, groups)
     _keep(
         session,
@@ -471,9 +487,9 @@ def run_sort_column(session: Session) -> None:
     if reply is None:
         return
     step.arguments.update(reply.model_dump())
-    values = table.column_values(reply.column)
     numerical = reply.datatype == "Numerical"
     if paper:
+        values = table.column_values(reply.column)
         if numerical:
             keys: list[float] | list[str] = [
                 n for n in (V.reference_number(v) for v in values) if n is not None
@@ -493,7 +509,11 @@ def run_sort_column(session: Session) -> None:
     except TableError as err:
         _skip(session, step, "sort_column", str(err))
         return
-    if not paper and sorted_table.rows() == table.rows():
+    if not paper and (
+        same_order(sorted_table, table)
+        if session.large is not None
+        else sorted_table.rows() == table.rows()
+    ):
         _skip(session, step, "sort_column", "the rows are already in that order")
         return
     session.table = sorted_table

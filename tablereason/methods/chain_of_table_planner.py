@@ -75,6 +75,10 @@ def planning_prompt(session: Session, allowed: list[str]) -> tuple[str, str]:
             chain=chain_text(session),
         )
         return prompt, name
+    if session.large is not None:
+        from tablereason.methods.chain_of_table_large import planning_prompt as large_prompt
+
+        return large_prompt(session, allowed)
     name = session.prompt_name("efficient_plan")
     numbers, rows = session.view()
     prompt = render(

@@ -15,6 +15,7 @@ from tablereason.prompts.render import template
 from tablereason.trace import Trace, TraceStep
 
 if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.methods.chain_of_table_large import LargeState
     from tablereason.table import Table
 
 T = TypeVar("T")
@@ -51,6 +52,7 @@ class Session:
     planned: dict[str, str] = field(default_factory=dict)
     planned_rows: int | None = None
     plan_calls: int = 0
+    large: LargeState | None = None
 
     @property
     def paper(self) -> bool:
@@ -68,15 +70,15 @@ class Session:
 
     def view(self, *, max_rows: int | None = None) -> tuple[list[int], list[list[str]]]:
         """Row labels (1-based) and rows of the current table as prompts should show them."""
-        rows = self.table.rows()
         limit = max_rows if max_rows is not None else self.settings.view_rows
         if self.settings.sample_view and max_rows is None:
             from tablereason.methods.chain_of_table_views import view_rows
 
+            rows = self.table.rows()
             keep = view_rows(rows, self.question, limit)
-        else:
-            keep = list(range(min(limit, len(rows))))
-        return [i + 1 for i in keep], [rows[i] for i in keep]
+            return [i + 1 for i in keep], [rows[i] for i in keep]
+        first = self.table.rows(limit)  # only the rows shown are read
+        return list(range(1, len(first) + 1)), first
 
     def prompt_name(self, name: str) -> str:
         """Full template name for a Chain-of-Table prompt."""

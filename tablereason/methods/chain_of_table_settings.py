@@ -54,6 +54,11 @@ class ChainOfTableSettings(BaseModel):
             rules assume lower-case text, as TabFact has).
         mask_digits: Replace digit runs with ``_`` in the add-column question (reference).
         seed: Seed sent with sampled requests, so runs replay exactly.
+        large_table_rows: Input tables with more rows than this run in the
+            large-table mode (a bounded view computed in DuckDB, conditions and
+            expressions over every row; see ``chain_of_table_large``); ``None`` never
+            switches (the paper profile: the first ``view_rows`` rows, as the
+            reference shows).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -77,6 +82,7 @@ class ChainOfTableSettings(BaseModel):
     lowercase_wikitq: bool = False
     mask_digits: bool = False
     seed: int | None = 0
+    large_table_rows: int | None = Field(default=1000, ge=1)
 
 
 PROFILES: Registry[ChainOfTableSettings] = Registry("Chain-of-Table profile")
@@ -99,6 +105,7 @@ PROFILES.register(
         chat_messages=True,
         lowercase_wikitq=True,
         mask_digits=True,
+        large_table_rows=None,
     ),
 )
 PROFILES.register("efficient", ChainOfTableSettings())

@@ -31,6 +31,11 @@ def _cell(text: str) -> str:
     return text.replace("\r", " ").replace("\n", " ")
 
 
+cell = _cell
+STOPWORDS = _STOPWORDS
+"""Words the question-matching views ignore."""
+
+
 def pipe_text(
     caption: str | None,
     header: Sequence[str],

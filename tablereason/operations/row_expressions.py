@@ -169,7 +169,7 @@ def column_types(table: Table, names: Iterable[str]) -> dict[str, ColumnType]:
             checks.append(_count_where(filled))
             for kind in ("number", "date", "timestamp"):
                 reads: exp.Expr = exp.Not(
-                    this=exp.Is(this=_typed(cell.copy(), kind), expression=exp.Null())
+                    this=exp.Is(this=typed_cell(cell.copy(), kind), expression=exp.Null())
                 )
                 if kind == "date":  # DuckDB also reads '2010-01-01 10:00' as a date
                     clock = exp.func("contains", cell.copy(), exp.Literal.string(":"))
@@ -222,15 +222,19 @@ def compile_expression(
     def replace(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Column):
             name = table.column(node.name).name
-            return _typed(scan.cell(name), known[name], trim=known[name] != "text")
+            return typed_cell(scan.cell(name), known[name], trim=known[name] != "text")
         return node
 
     compiled = expression.transform(replace, copy=True)
     return compiled, {n: known[n] for n in names}
 
 
-def _typed(cell: exp.Expr, kind: ColumnType | str, *, trim: bool = False) -> exp.Expr:
-    """The cell read as ``kind`` (``NULL`` when it does not read as one)."""
+def typed_cell(cell: exp.Expr, kind: ColumnType | str, *, trim: bool = False) -> exp.Expr:
+    """A cell expression read as ``kind`` (``NULL`` when it does not read as one).
+
+    ``trim`` drops surrounding spaces first (every typed read does; the type check
+    already trims).
+    """
     if kind == "text":
         return cell
     if kind == "empty":

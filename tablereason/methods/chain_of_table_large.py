@@ -1,0 +1,450 @@
+"""Chain-of-Table on large tables: a bounded view computed in DuckDB, operations over every row.
+
+The efficient profile switches to this mode when the input table has more than
+``settings.large_table_rows`` rows (1,000 by default; every WikiTQ and TabFact table
+is smaller, so their runs are unchanged). In this mode:
+
+* every prompt shows :func:`view_block` instead of the first rows: the row count,
+  one line per column (type, distinct values, frequent values with counts, range and
+  sum of numbers), cell values spelled like question words, the first rows and the
+  rows that mention the question's words (ranked, capped) — all computed in DuckDB
+  (:mod:`tablereason.operations.table_profile`), so the prompt stays the same size
+  however many rows the table has and nothing proportional to it reaches Python;
+* ``select_row`` takes a SQL condition (``f_select_row(where weather = 'snow')``)
+  applied by the ``filter_rows`` operation over every row;
+* ``add_column`` takes an expression (``f_add_column(year = year(date))``) that
+  DuckDB evaluates for every row;
+* ``group_column`` counts in DuckDB and the final query sees the largest groups with
+  the number of groups; after ``sort_column`` the first rows shown are the top rows.
+
+Replies are parsed by :func:`condition_text` and :func:`column_expression`; the
+operations check them (SQL guard, known columns) and a refused one gets the usual
+bounded re-ask with the operation's message.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from tablereason.errors import ParseError, SQLError, TableError
+from tablereason.methods import chain_of_table_views as V
+from tablereason.operations import table_profile as TP
+from tablereason.prompts.render import render, template
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.methods.chain_of_table_session import Session
+    from tablereason.table import Table
+    from tablereason.trace import TraceStep
+
+HEAD_ROWS = 3
+GROUP_ROWS = 20
+TOP_VALUES = 5
+"""Columns with at most this many distinct values list them all, with counts."""
+SHOWN_VALUES = 3
+"""Frequent values listed for other columns."""
+VALUE_CHARS = 40
+LOWERCASE_IN_DUCKDB_ROWS = 1000
+"""Tables with more rows than this are lower-cased by DuckDB, not in Python."""
+
+_WORD = re.compile(r"[0-9a-z][0-9a-z'.-]*[0-9a-z]|[0-9a-z]", re.I)
+_WHERE = re.compile(r"^\s*where\b", re.I)
+_ASSIGN = re.compile(r"(?<![<>!=])=(?!=)")
+
+
+@dataclass
+class LargeState:
+    """Per-run state of the large-table mode: views already computed, group size."""
+
+    source_rows: int
+    views: dict[int, tuple[Table, str]] = field(default_factory=dict)
+    group_total: int | None = None
+
+
+def is_large(table: Table, threshold: int | None) -> bool:
+    """Whether a run on ``table`` uses the large-table mode (``threshold`` rows or more).
+
+    Example:
+        >>> from tablereason.table import Table
+        >>> is_large(Table.from_records(["a"], [["1"]] * 5), 4), is_large(
+        ...     Table.from_records(["a"], [["1"]] * 5), None)
+        (True, False)
+    """
+    return threshold is not None and table.num_rows > threshold
+
+
+# ----------------------------------------------------------------------------- the view
+
+
+def question_terms(question: str) -> list[str]:
+    """Words of the question worth searching for, and adjacent pairs of them.
+
+    Example:
+        >>> question_terms("How many days had snow in Seattle?")
+        ['days', 'snow', 'seattle', 'days snow', 'snow seattle']
+    """
+    words = [w.lower() for w in _WORD.findall(question)]
+    kept = [w for w in words if w not in V.STOPWORDS]
+    pairs = [f"{a} {b}" for a, b in itertools.pairwise(kept)]
+    return list(dict.fromkeys(kept + pairs))
+
+
+def _spellable(term: str) -> bool:
+    """Terms compared by spelling: single words of letters (not numbers, not pairs)."""
+    return " " not in term and any(ch.isalpha() for ch in term) and len(term) >= 3
+
+
+def _number(value: float) -> str:
+    """A number as prompt text: whole numbers without ``.0``, others to 6 decimals."""
+    rounded = round(value, 6)
+    if rounded == int(rounded) and abs(rounded) < 1e15:
+        return str(int(rounded))
+    return repr(rounded)
+
+
+def _short(text: str, limit: int = VALUE_CHARS) -> str:
+    text = V.cell(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def column_line(column: TP.ColumnProfile, shown: int = SHOWN_VALUES) -> str:
+    """One line of the schema: name, type, distinct values, range or frequent values.
+
+    Every value is listed when there are at most ``TOP_VALUES`` of them, else the
+    ``shown`` most frequent; long values are cut.
+
+    Example:
+        >>> print(column_line(TP.ColumnProfile("kind", "text", 9, 2, [("snow", 6), ("rain", 3)])))
+        column kind : text ; 2 distinct ; snow (6) , rain (3)
+    """
+    parts = [f"column {V.cell(column.name)} : {column.type}"]
+    if column.type == "empty":
+        return parts[0]
+    parts.append(f"{column.distinct} distinct")
+    if column.low is not None:
+        parts.append(f"from {_short(column.low)} to {_short(column.high or '')}")
+    if column.total is not None:
+        parts.append(f"sum {_number(column.total)}")
+    top = column.top if column.distinct <= TOP_VALUES else column.top[:shown]
+    if top and top[0][1] > 1:
+        parts.append(" , ".join(f"{_short(v)} ({n})" for v, n in top))
+    elif top and column.type == "text":
+        parts.append("e.g. " + " , ".join(_short(v) for v, _ in top))
+    return " ; ".join(parts)
+
+
+def view_text(
+    table: Table,
+    question: str,
+    *,
+    caption: str | None,
+    budget: int,
+    head: int = HEAD_ROWS,
+) -> str:
+    """The bounded view of a large table (without the ``/*`` ``*/`` wrapper).
+
+    Args:
+        table: The table to show.
+        question: The question or statement; its words choose the rows shown.
+        caption: Caption line to print, or ``None``.
+        budget: Most lines for the schema and rows together (the profile's
+            ``view_rows``); at least ``head`` rows are always shown.
+        head: First rows always shown.
+    """
+    summary = TP.profile(table, examples=TOP_VALUES)
+    lines = [] if caption is None else [f"table caption : {V.cell(caption)}"]
+    lines.append(f"rows : {table.num_rows}")
+    lines.append("col : " + " | ".join(V.cell(h) for h in table.columns))
+    lines += [column_line(c) for c in summary.columns]
+    room = max(budget - len(summary.columns), head)
+    if table.num_rows <= room:
+        positions = list(range(table.num_rows))
+    else:
+        found = TP.retrieve(table, question_terms(question), limit=room - head, spell=_spellable)
+        for term, column, value, count in found.close:
+            lines.append(
+                f"close match : {term} ~ {V.cell(column)} = {V.cell(value)} ({count} rows)"
+            )
+        positions = sorted(set(range(min(head, table.num_rows))) | set(found.positions))
+    if positions:
+        rows = table.select_rows(positions).rows()
+        for position, row in zip(positions, rows, strict=True):
+            lines.append(f"row {position + 1} : " + " | ".join(V.cell(c) for c in row))
+    return "\n".join(lines)
+
+
+def view_block(session: Session, *, caption: str | None = None) -> str:
+    """The current table's view wrapped in ``/*`` ... ``*/``, cached per table."""
+    state = _state(session)
+    table = session.table
+    key = id(table)
+    cached = state.views.get(key)
+    if cached is None or cached[0] is not table:
+        text = view_text(table, session.question, caption=None, budget=session.settings.view_rows)
+        state.views[key] = (table, text)
+        cached = state.views[key]
+    text = cached[1]
+    if caption is not None:
+        text = f"table caption : {V.cell(caption)}\n{text}"
+    return "/*\n" + text + "\n*/\n"
+
+
+def group_block(column: str, groups: Sequence[tuple[str, int]], total: int | None) -> str:
+    """The group block of the final query, saying how many groups there are in all.
+
+    As :func:`~tablereason.methods.chain_of_table_views.group_block`, plus a line
+    when only the largest groups are shown.
+
+    Example:
+        >>> print(group_block("k", [("a", 5)], total=3), end="")
+        /*
+        Group the rows according to column: k.
+        Group ID | k | Count
+        Group 1 | a | 5
+        3 groups in all; the 1 largest are shown.
+        */
+    """
+    block = V.group_block(column, groups)
+    if total is None or total <= len(groups):
+        return block
+    note = f"{total} groups in all; the {len(groups)} largest are shown.\n"
+    return block[: -len("*/\n")] + note + "*/\n"
+
+
+def _state(session: Session) -> LargeState:
+    if session.large is None:
+        raise TableError("the large-table view was asked for outside the large-table mode")
+    return session.large
+
+
+# ----------------------------------------------------------------------------- replies
+
+
+def condition_text(text: str) -> str:
+    """The condition in a ``f_select_row(where ...)`` reply, or ``*`` for every row.
+
+    A leading ``where`` is dropped; so are an unbalanced closing parenthesis (the end
+    of the call) and anything after it.
+
+    Raises:
+        ParseError: When the reply holds no condition.
+
+    Example:
+        >>> condition_text(" where weather = 'snow') -> <END>")
+        "weather = 'snow'"
+        >>> condition_text("year(date) = 2012)")
+        'year(date) = 2012'
+    """
+    body = _call_body(text.split("\n")[0])
+    body = _WHERE.sub("", body).strip()
+    if body in ("*", "all", "all rows"):
+        return "*"
+    if not body:
+        raise ParseError(
+            "no condition in the reply", raw=text, expected="where <SQL condition>), or *)"
+        )
+    return body
+
+
+def column_expression(text: str) -> tuple[str, str]:
+    """The name and expression of an ``f_add_column(name = expression)`` reply.
+
+    Raises:
+        ParseError: When there is no ``name = expression``.
+
+    Example:
+        >>> column_expression(' year = year("date")) -> f_group_column(year)')
+        ('year', 'year("date")')
+    """
+    body = _call_body(text.split("\n")[0])
+    expected = "<new column name> = <SQL expression over the columns>)"
+    match = _ASSIGN.search(body)
+    if match is None:
+        raise ParseError("no 'name = expression' in the reply", raw=text, expected=expected)
+    name = body[: match.start()].strip().strip("\"'`[]").strip()
+    expression = body[match.end() :].strip()
+    if not name or not expression:
+        raise ParseError("the name or the expression is empty", raw=text, expected=expected)
+    return name, expression
+
+
+def _call_body(text: str) -> str:
+    """The text up to the parenthesis that closes the call (quotes respected)."""
+    depth = 0
+    quote: str | None = None
+    for i, ch in enumerate(text):
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            if depth == 0:
+                return text[:i].strip()
+            depth -= 1
+    return text.strip()
+
+
+def _refused(err: Exception, text: str, expected: str) -> ParseError:
+    return ParseError(str(err), raw=text, expected=expected)
+
+
+# ----------------------------------------------------------------------------- operations
+
+
+def run_select_row(session: Session) -> None:
+    """Keep the rows where the model's condition holds (all rows for ``*``)."""
+    from tablereason.methods.chain_of_table_ops import _keep, _skip
+    from tablereason.methods.chain_of_table_session import timed_step
+
+    name = session.prompt_name("large_select_row")
+    step = timed_step(session.trace, "operation", "select_row", name)
+    table = session.table
+    expected = "where <SQL condition over the columns>)"
+
+    def apply(text: str) -> tuple[str, Table | None]:
+        condition = condition_text(text)
+        if condition == "*":
+            return condition, None
+        try:
+            return condition, table.apply("filter_rows", condition=condition)
+        except (SQLError, TableError) as err:
+            raise _refused(err, text, expected) from None
+
+    result = _planned(session, step, "select_row", apply)
+    if result is None:
+        prompt = render(
+            name, table=view_block(session), label=session.label, question=session.question
+        )
+        result = session.ask_parsed(step, prompt, apply, max_tokens=48, stop=("\n",))
+    if result is None:
+        _skip(session, step, "select_row", step.error or "no usable condition")
+        return
+    condition, filtered = result
+    if filtered is None:
+        _keep(session, step, "select_row", "f_select_row(*)", rows=["*"])
+        return
+    session.table = filtered
+    if not filtered.num_rows:
+        step.note = (step.note + "; " if step.note else "") + "the condition matched no row"
+    _keep(
+        session,
+        step,
+        "select_row",
+        f"f_select_row(where {condition})",
+        condition=condition,
+        rows_before=table.num_rows,
+        rows_after=filtered.num_rows,
+    )
+
+
+def run_add_column(session: Session) -> None:
+    """Add a column computed by the model's expression, when the acceptance rules pass."""
+    from tablereason.methods.chain_of_table_ops import _keep, _skip
+    from tablereason.methods.chain_of_table_session import timed_step
+
+    name = session.prompt_name("large_add_column")
+    step = timed_step(session.trace, "operation", "add_column", name)
+    table = session.table
+    expected = "<name> = <SQL expression over the columns>)"
+
+    def apply(text: str) -> tuple[str, str, Table]:
+        column, expression = column_expression(text)
+        if column.casefold() in {h.casefold() for h in table.columns}:
+            raise ParseError(
+                f"a column named {column!r} already exists; choose a new name",
+                raw=text,
+                expected=expected,
+            )
+        try:
+            added = table.apply("add_column", name=column, expression=expression)
+        except (SQLError, TableError) as err:
+            raise _refused(err, text, expected) from None
+        return column, expression, added
+
+    result = _planned(session, step, "add_column", apply)
+    if result is None:
+        prompt = render(
+            name, table=view_block(session), label=session.label, question=session.question
+        )
+        result = session.ask_parsed(step, prompt, apply, max_tokens=48, stop=("\n",))
+    if result is None:
+        _skip(session, step, "add_column", step.error or "no usable expression")
+        return
+    column, expression, added = result
+    step.arguments.update(name=column, expression=expression)
+    reason = _column_rejection(added, column)
+    if reason is not None:
+        _skip(session, step, "add_column", reason)
+        return
+    session.table = added
+    _keep(session, step, "add_column", f"f_add_column({column} = {expression})")
+
+
+def _column_rejection(table: Table, column: str) -> str | None:
+    """The efficient add-column rules that make sense for a computed column."""
+    if column.startswith("number of"):
+        return "the name starts with 'number of'"
+    groups, distinct, _ = TP.group_summary(table, column, limit=1)
+    if groups and distinct == 1 and not groups[0][0].strip():
+        return "every new value is empty"
+    if distinct == 1 and table.num_rows > 1:
+        return "all new values are identical"
+    return None
+
+
+def _planned(session: Session, step: TraceStep, op: str, apply):  # type: ignore[no-untyped-def]
+    """The generated chain's argument for ``op`` applied, when it is usable; else ``None``."""
+    if not session.settings.plan_arguments:
+        return None
+    text = session.planned.pop(op, None)
+    if text is None:
+        return None
+    try:
+        result = apply(text)
+    except ParseError as err:
+        step.arguments["plan_arguments"] = text
+        step.note = f"the generated chain's argument ({text}) was refused: {err}"
+        return None
+    step.prompt_name = None
+    step.arguments["from_chain"] = True
+    step.note = f"arguments from the generated chain ({text}); no model call"
+    return result
+
+
+def group_summary(session: Session, column: str) -> tuple[list[tuple[str, int]], float | None]:
+    """The largest groups of ``column`` and its group ratio, counted by DuckDB."""
+    groups, total, ratio = TP.group_summary(session.table, column, limit=GROUP_ROWS)
+    _state(session).group_total = total
+    return groups, ratio
+
+
+def planning_prompt(session: Session, allowed: list[str]) -> tuple[str, str]:
+    """The large-table planning prompt and its template name."""
+    from tablereason.methods.chain_of_table_planner import chain_text, options_text
+
+    name = session.prompt_name("large_plan")
+    prompt = render(
+        name,
+        chains=template(session.prompt_name("large_plan_chains")),
+        table=view_block(session),
+        label=session.label,
+        question=session.question,
+        options=options_text(allowed),
+        chain=chain_text(session),
+    )
+    return prompt, name
+
+
+def mode_note(session: Session) -> str:
+    """What the input step says about the mode."""
+    return (
+        f"large-table mode: {session.table.num_rows} rows (more than "
+        f"{session.settings.large_table_rows}); prompts show a summary computed in DuckDB, "
+        "select_row takes a condition and add_column an expression, both run over every row"
+    )

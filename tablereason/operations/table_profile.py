@@ -1,0 +1,333 @@
+"""Bounded summaries of a table computed in DuckDB: schema profile and cell retrieval.
+
+Methods that show tables too large for a prompt use these instead of reading the
+rows into Python: every function runs a fixed number of queries over all rows and
+returns results whose size is set by its arguments, never by the table's size.
+
+* :func:`profile`: row count and, per column, its type (as conditions read it), how
+  many cells are filled and distinct, the most frequent values with their counts,
+  and for numbers and dates the smallest and largest cell and the sum;
+* :func:`retrieve`: the rows that mention terms (exact cell, contained word, or a
+  close spelling of a cell value), ranked and capped;
+* :func:`group_summary`: the most frequent values of a column with counts, how many
+  distinct values there are and the reference's distinct-over-filled ratio;
+* :func:`lowercased`: a lower-cased copy computed by DuckDB;
+* :func:`same_order`: whether two tables of one family hold the same rows in order.
+
+Example:
+    >>> from tablereason.table import Table
+    >>> t = Table.from_records(["kind", "mm"], [["snow", "2"], ["rain", "5"], ["snow", "1"]])
+    >>> p = profile(t, examples=2)
+    >>> p.num_rows, p.columns[0].top, p.columns[1].total
+    (3, [('snow', 2), ('rain', 1)], 8.0)
+    >>> retrieve(t, ["rain"], limit=5).positions
+    [1]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+from sqlglot import exp
+
+from tablereason.operations.row_expressions import ColumnType, column_types, typed_cell
+from tablereason.relation import Scan
+from tablereason.storage import POS, RID, ident
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.table import Table
+
+FUZZY_MIN = 0.88
+"""Smallest Jaro-Winkler similarity for a term to match a cell value by spelling."""
+FUZZY_DISTINCT_MAX = 50_000
+"""Columns with more distinct values than this are not searched by spelling."""
+_JOIN = "\x1f"
+
+
+@dataclass(frozen=True)
+class ColumnProfile:
+    """One column summarised over every row.
+
+    Attributes:
+        name: Display name.
+        type: How conditions read it: ``number``, ``date``, ``timestamp``, ``text``, ``empty``.
+        filled: Non-empty cells.
+        distinct: Distinct non-empty values.
+        top: Most frequent non-empty values with their counts (ties alphabetical).
+        low: Cell text of the smallest value (numbers and dates).
+        high: Cell text of the largest value (numbers and dates).
+        total: Sum of the values (numbers).
+    """
+
+    name: str
+    type: ColumnType
+    filled: int
+    distinct: int
+    top: list[tuple[str, int]]
+    low: str | None = None
+    high: str | None = None
+    total: float | None = None
+
+
+@dataclass(frozen=True)
+class TableProfile:
+    """Row count and one :class:`ColumnProfile` per column."""
+
+    num_rows: int
+    columns: list[ColumnProfile]
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """Rows found for some terms.
+
+    Attributes:
+        positions: 0-based positions of the best rows, best first.
+        matches: Rows matching per term (exact or contained), over every row.
+        close: Cell values spelled like a term: ``(term, column, value, count)``.
+    """
+
+    positions: list[int]
+    matches: dict[str, int] = field(default_factory=dict)
+    close: list[tuple[str, str, str, int]] = field(default_factory=list)
+
+
+def profile(table: Table, examples: int = 3) -> TableProfile:
+    """Summarise every column of ``table`` in DuckDB (a few queries, bounded results)."""
+    names = table.columns
+    types = column_types(table, names)
+    stats: list[exp.Expr] = []
+    with table._scan() as scan:
+        for name in names:
+            cell = scan.cell(name)
+            filled = exp.NEQ(this=exp.func("trim", cell.copy()), expression=exp.Literal.string(""))
+            stats.append(_filtered(exp.Count(this=exp.Literal.number(1)), filled))
+            stats.append(_filtered(exp.Count(this=exp.Distinct(expressions=[cell.copy()])), filled))
+            if types[name] in ("number", "date", "timestamp"):
+                typed = typed_cell(cell.copy(), types[name], trim=True)
+                stats.append(exp.func("arg_min", cell.copy(), typed.copy()))
+                stats.append(exp.func("arg_max", cell.copy(), typed.copy()))
+                summed = exp.func("sum", typed) if types[name] == "number" else exp.Null()
+                stats.append(summed)
+        row = table._store.fetch(scan.select(*stats))[0] if table.num_rows else None
+        tops = {name: _top(table, scan, name, examples) for name in names} if row else {}
+    columns: list[ColumnProfile] = []
+    values = list(row) if row else []
+    for name in names:
+        kind = types[name]
+        if not values:
+            columns.append(ColumnProfile(name, kind, 0, 0, []))
+            continue
+        filled_n, distinct = int(values.pop(0) or 0), int(values.pop(0) or 0)
+        low = high = None
+        total = None
+        if kind in ("number", "date", "timestamp"):
+            low, high, raw = values.pop(0), values.pop(0), values.pop(0)
+            total = None if raw is None else float(raw)
+        columns.append(ColumnProfile(name, kind, filled_n, distinct, tops[name], low, high, total))
+    return TableProfile(table.num_rows, columns)
+
+
+def _top(table: Table, scan: Scan, name: str, limit: int) -> list[tuple[str, int]]:
+    """The ``limit`` most frequent non-empty values of a column, ties alphabetical."""
+    if limit <= 0:
+        return []
+    cell = scan.cell(name)
+    filled = exp.NEQ(this=exp.func("trim", cell.copy()), expression=exp.Literal.string(""))
+    count = exp.func("count", exp.Star())
+    query = (
+        scan.select(exp.alias_(cell.copy(), "v"), exp.alias_(count, "n"))
+        .where(filled, copy=False)
+        .group_by(cell.copy(), copy=False)
+        .order_by(exp.Ordered(this=exp.column("n"), desc=True), exp.column("v"), copy=False)
+        .limit(limit, copy=False)
+    )
+    return [(str(v), int(n)) for v, n in table._store.fetch(query)]
+
+
+def retrieve(
+    table: Table,
+    terms: Sequence[str],
+    limit: int,
+    *,
+    columns: Sequence[str] | None = None,
+    spell: Callable[[str], bool] = lambda term: True,
+) -> Retrieval:
+    """The rows that mention ``terms``, best first, at most ``limit``.
+
+    A term scores 2 in a row where some cell equals it and 1 where some cell contains
+    it (both ignoring case). Terms that match no row at all are compared by spelling
+    with the distinct values of the text columns (Jaro-Winkler at least
+    :data:`FUZZY_MIN`); rows holding such a value score 1 for it. Rows are ranked by
+    score, then table order.
+
+    Args:
+        table: The table to search.
+        terms: Words or phrases (compared lower-cased).
+        limit: Most rows returned.
+        columns: Columns to search (default: all).
+        spell: Which of the terms that match no row are compared by spelling.
+    """
+    wanted = list(dict.fromkeys(t.lower().replace(_JOIN, "").strip() for t in terms))
+    wanted = [t for t in wanted if t]
+    names = [table.column(c).name for c in columns] if columns else table.columns
+    if not wanted or not names or not table.num_rows:
+        return Retrieval([])
+    with table._scan() as scan:
+        cells = [exp.func("lower", scan.cell(n)) for n in names]
+        joined = exp.func("concat_ws", exp.Literal.string(_JOIN), *(c.copy() for c in cells))
+        hits = []
+        for term in wanted:
+            literal = exp.Literal.string(term)
+            equal = exp.or_(*(exp.EQ(this=c.copy(), expression=literal.copy()) for c in cells))
+            contained = exp.func("contains", joined.copy(), literal.copy())
+            hits.append((equal, contained))
+        counts = scan.select(
+            *(_filtered(exp.Count(this=exp.Literal.number(1)), c) for _, c in hits)
+        )
+        found = [int(n or 0) for n in table._store.fetch(counts)[0]]
+        matches = dict(zip(wanted, found, strict=True))
+        close = _close_values(table, scan, [t for t, n in matches.items() if not n and spell(t)])
+        score: exp.Expr = exp.Literal.number(0)
+        for equal, contained in hits:
+            case = exp.Case(
+                ifs=[
+                    exp.If(this=equal, true=exp.Literal.number(2)),
+                    exp.If(this=contained, true=exp.Literal.number(1)),
+                ],
+                default=exp.Literal.number(0),
+            )
+            score = exp.Add(this=score, expression=case)
+        for _, column, value, _ in close:
+            same = exp.EQ(this=scan.cell(column), expression=exp.Literal.string(value))
+            score = exp.Add(
+                this=score,
+                expression=exp.Case(
+                    ifs=[exp.If(this=same, true=exp.Literal.number(1))],
+                    default=exp.Literal.number(0),
+                ),
+            )
+        ranked = exp.select(exp.column(POS)).from_(
+            exp.Subquery(
+                this=scan.select(exp.alias_(scan.pos, ident(POS)), exp.alias_(score, "s")),
+                alias=exp.TableAlias(this=ident("r")),
+            )
+        )
+        query = (
+            ranked.where(exp.GT(this=exp.column("s"), expression=exp.Literal.number(0)))
+            .order_by(exp.Ordered(this=exp.column("s"), desc=True), exp.column(POS))
+            .limit(limit)
+        )
+        rows = table._store.fetch_numpy(query)
+    return Retrieval([int(p) for p in rows[POS].tolist()], matches, close)
+
+
+def _close_values(
+    table: Table, scan: Scan, terms: Sequence[str]
+) -> list[tuple[str, str, str, int]]:
+    """Cell values of text columns spelled like one of ``terms``: (term, column, value, rows)."""
+    if not terms:
+        return []
+    text = [n for n, k in column_types(table, table.columns).items() if k == "text"]
+    found: list[tuple[str, str, str, int]] = []
+    for name in text:
+        cell = scan.cell(name)
+        distinct = scan.select(
+            exp.alias_(cell.copy(), "v"), exp.alias_(exp.func("count", exp.Star()), "n")
+        )
+        distinct = distinct.group_by(cell.copy(), copy=False)
+        size = table._store.fetch(
+            exp.select(exp.func("count", exp.Star())).from_(
+                exp.Subquery(this=distinct.copy(), alias=exp.TableAlias(this=ident("d")))
+            )
+        )
+        if not size or int(size[0][0]) > FUZZY_DISTINCT_MAX:
+            continue
+        for term in terms:
+            similarity = exp.func(
+                "jaro_winkler_similarity",
+                exp.func("lower", exp.column("v")),
+                exp.Literal.string(term),
+            )
+            query = (
+                exp.select(exp.column("v"), exp.column("n"), exp.alias_(similarity, "s"))
+                .from_(exp.Subquery(this=distinct.copy(), alias=exp.TableAlias(this=ident("d"))))
+                .where(exp.GTE(this=exp.column("s"), expression=exp.Literal.number(FUZZY_MIN)))
+                .order_by(exp.Ordered(this=exp.column("s"), desc=True), exp.column("v"))
+                .limit(2)
+            )
+            for value, count, _ in table._store.fetch(query):
+                found.append((term, name, str(value), int(count)))
+    return found
+
+
+def group_summary(
+    table: Table, column: str, limit: int
+) -> tuple[list[tuple[str, int]], int, float | None]:
+    """A column's most frequent values, its number of distinct values and its group ratio.
+
+    Returns the ``limit`` most frequent values (empty included, in the order of
+    :meth:`Table.group_by`), the number of distinct values, and distinct non-empty
+    values over non-empty cells (``None`` when every cell is empty).
+
+    Example:
+        >>> from tablereason.table import Table
+        >>> t = Table.from_records(["k"], [["a"], ["b"], ["a"], [""]])
+        >>> group_summary(t, "k", limit=1)
+        ([('a', 2)], 3, 0.6666666666666666)
+    """
+    name = table.column(column).name
+    with table._scan() as scan:
+        cell = scan.cell(name)
+        filled = exp.NEQ(this=exp.func("trim", cell.copy()), expression=exp.Literal.string(""))
+        counts = table._store.fetch(
+            scan.select(
+                _filtered(exp.Count(this=exp.Distinct(expressions=[cell.copy()])), filled),
+                _filtered(exp.Count(this=exp.Literal.number(1)), filled.copy()),
+            )
+        )
+    distinct, filled_n = (int(v or 0) for v in counts[0])
+    grouped = table.group_by(name)
+    groups = [(value, int(count)) for value, count in grouped.rows(limit)]
+    ratio = distinct / filled_n if filled_n else None
+    return groups, grouped.num_rows, ratio
+
+
+def lowercased(table: Table) -> Table:
+    """A new source table with header, cells and caption lower-cased by DuckDB.
+
+    Example:
+        >>> from tablereason.table import Table
+        >>> lowercased(Table.from_records(["Name"], [["Ann"]], caption="X")).to_records()
+        [['name'], ['ann']]
+    """
+    from tablereason.table import Table
+
+    store = table._store
+    with table._scan() as scan:
+        select = scan.select(
+            exp.alias_(scan.pos, ident(RID)),
+            *(
+                exp.alias_(exp.func("lower", scan.cell(c)), ident(f"c{i}"))
+                for i, c in enumerate(table.columns)
+            ),
+        ).order_by(scan.pos, copy=False)
+        base, n_rows = store.add_query(select)
+    caption = table.caption.lower() if table.caption else table.caption
+    return Table._from_base(store, base, [h.lower() for h in table.columns], n_rows, caption)
+
+
+def same_order(first: Table, second: Table) -> bool:
+    """Whether two tables derived from one another hold the same rows in the same order."""
+    return (
+        first._base == second._base
+        and first.num_rows == second.num_rows
+        and bool(np.array_equal(first._rids(), second._rids()))
+    )
+
+
+def _filtered(aggregate: exp.Expr, condition: exp.Expr) -> exp.Expr:
+    return exp.Filter(this=aggregate, expression=exp.Where(this=condition))
