@@ -21,6 +21,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table import Table
 
 
+WINDOW_ABOVE_ROWS = 1000
+"""Tables with more rows than this are saved in a trace's JSON as a window."""
+WINDOW_ROWS = 100
+"""Rows of such a table kept in the JSON form (its first rows)."""
+
+
 class TraceStep(BaseModel):
     """One step of a method run.
 
@@ -55,11 +61,21 @@ class TraceStep(BaseModel):
         """JSON-able form; the table becomes ``{"caption", "header", "rows"}``.
 
         The header holds the table's display names (unique and non-empty, as
-        ``Table.columns`` gives them), so every column can be told apart.
+        ``Table.columns`` gives them), so every column can be told apart. A table of
+        more than :data:`WINDOW_ABOVE_ROWS` rows keeps only its first
+        :data:`WINDOW_ROWS` rows, with ``"num_rows"`` giving its size (the live
+        ``Table`` in :attr:`table` still holds every row).
         """
         data = self.model_dump(exclude={"table"})
         table: Table | None = self.table
-        if table is not None:
+        if table is not None and table.num_rows > WINDOW_ABOVE_ROWS:
+            data["table"] = {
+                "caption": table.caption,
+                "header": list(table.columns),
+                "rows": table.rows(WINDOW_ROWS),
+                "num_rows": table.num_rows,
+            }
+        elif table is not None:
             _, *rows = table.to_records()
             data["table"] = {"caption": table.caption, "header": list(table.columns), "rows": rows}
         else:

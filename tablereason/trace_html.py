@@ -49,6 +49,7 @@ STYLE = """
 .trt .legend span{padding:0 .4em;margin-right:.6em;border-radius:3px}
 .trt details summary{cursor:pointer;color:#2a5db0}
 .trt .error{color:#b3261e}.trt .note{color:#5b6475;font-style:italic}
+.trt .expr{margin:.3em 0;font-weight:600}
 """
 
 
@@ -148,11 +149,12 @@ def table_html(
     """
     header = list(table.get("header") or [])
     body = list(table.get("rows") or [])
+    total = row_count(table)
     caption = table.get("caption")
     cap = _esc(title) + (f" · {_esc(caption)}" if caption else "")
     flags = [" class='" + mark + "'" if c in columns else "" for c in header]
     out = [f"<table class='data'><caption>{cap} <span class='meta'>"]
-    out.append(f"({len(body)} rows × {len(header)} columns)</span></caption><thead><tr>")
+    out.append(f"({total:,} rows × {len(header)} columns)</span></caption><thead><tr>")
     out.append(
         "<th>#</th>" + "".join(f"<th{f}>{_esc(c)}</th>" for c, f in zip(header, flags, strict=True))
     )
@@ -165,9 +167,25 @@ def table_html(
         )
         out.append(f"<tr{klass}><td class='n'>{pos + 1}</td>{cells}</tr>")
     out.append("</tbody></table>")
-    if len(body) > max_rows:
-        out.append(f"<p class='meta'>… {len(body) - max_rows} more rows not shown</p>")
+    shown = min(len(body), max_rows)
+    if total > shown:
+        out.append(f"<p class='meta'>… {total - shown:,} more rows not shown</p>")
     return "".join(out)
+
+
+def row_count(table: TableDict) -> int:
+    """Rows of a table in a trace: ``num_rows`` when the trace kept only a window of it.
+
+    Example:
+        >>> row_count({"rows": [["a"]], "num_rows": 5000}), row_count({"rows": [["a"]]})
+        (5000, 1)
+    """
+    rows = len(table.get("rows") or [])
+    return int(table.get("num_rows") or rows)
+
+
+def _windowed(table: TableDict) -> bool:
+    return row_count(table) > len(table.get("rows") or [])
 
 
 def _arguments_html(arguments: Mapping[str, Any]) -> str:
@@ -178,6 +196,19 @@ def _arguments_html(arguments: Mapping[str, Any]) -> str:
         for k, v in arguments.items()
     )
     return f"<table class='args'>{rows}</table>"
+
+
+def _expression_html(arguments: Mapping[str, Any]) -> str:
+    """The condition or expression the model wrote, shown in full beside the step."""
+    parts = []
+    if arguments.get("condition"):
+        parts.append(f"where <code>{_esc(arguments['condition'])}</code>")
+    if arguments.get("expression"):
+        name = _esc(arguments.get("name") or "")
+        parts.append(f"new column <code>{name} = {_esc(arguments['expression'])}</code>")
+    if "rows_before" in arguments and "rows_after" in arguments:
+        parts.append(f"{int(arguments['rows_before']):,} → {int(arguments['rows_after']):,} rows")
+    return f"<p class='expr'>{' · '.join(parts)}</p>" if parts else ""
 
 
 def _short_json(value: Any) -> str:
@@ -212,6 +243,7 @@ def step_html(number: int, step: Mapping[str, Any], before: TableDict | None) ->
     if step.get("prompt_name"):
         meta = f"prompt <code>{_esc(step['prompt_name'])}</code> · " + meta
     parts.append(f"<div class='meta'>{meta}</div>")
+    parts.append(_expression_html(step.get("arguments") or {}))
     parts.append(_arguments_html(step.get("arguments") or {}))
     if step.get("note"):
         parts.append(f"<p class='note'>{_esc(step['note'])}</p>")
@@ -231,6 +263,18 @@ def step_html(number: int, step: Mapping[str, Any], before: TableDict | None) ->
 def _tables_html(before: TableDict | None, after: TableDict) -> str:
     if before is None:
         return f"<div class='tables'><div>{table_html(after, title='Table')}</div></div>"
+    if _windowed(before) or _windowed(after):
+        # Only a window of a large table is kept: compare columns and row counts, not rows.
+        diff = diff_tables({**before, "rows": []}, {**after, "rows": []})
+        counts = f"{row_count(before):,} → {row_count(after):,} rows"
+        if not diff.changed and row_count(before) == row_count(after):
+            counts = f"{row_count(after):,} rows, unchanged or reordered"
+        old = table_html(before, title="Before", columns=diff.dropped_columns, mark="dropped")
+        new = table_html(after, title="After", columns=diff.added_columns, mark="added")
+        return (
+            f"<p class='meta'>{counts}; the first rows of each table are shown.</p>"
+            f"<div class='tables'><div>{old}</div><div>{new}</div></div>"
+        )
     diff = diff_tables(before, after)
     if not diff.changed:
         return (
