@@ -168,11 +168,12 @@ class FakeOpenAIServer:
             "usage": usage,
         }
 
-    def count_reply(self, reply: dict[str, Any]) -> None:
+    def count_reply(self, reply: dict[str, Any], sign: int = 1) -> None:
+        """Count a reply (``sign=-1`` takes back one that could not be sent)."""
         with self._lock:
-            self.counts.replies += 1
-            self.counts.prompt_tokens += reply["usage"]["prompt_tokens"]
-            self.counts.completion_tokens += reply["usage"]["completion_tokens"]
+            self.counts.replies += sign
+            self.counts.prompt_tokens += sign * reply["usage"]["prompt_tokens"]
+            self.counts.completion_tokens += sign * reply["usage"]["completion_tokens"]
 
 
 class _Server(ThreadingHTTPServer):
@@ -195,6 +196,20 @@ class _Handler(BaseHTTPRequestHandler):
     def finish(self) -> None:
         with contextlib.suppress(OSError):
             super().finish()
+
+    def _send_reply(self, reply: dict[str, Any]) -> None:
+        """Send a completion, counted *before* its bytes leave.
+
+        A client may read ``counts`` as soon as it has the reply; counting after the
+        write let it see the count without this reply when the server thread was
+        descheduled between the two (seen on a loaded machine).
+        """
+        self.owner.count_reply(reply)
+        try:
+            self._send_json(200, reply)
+        except OSError:
+            self.owner.count_reply(reply, sign=-1)  # never reached the client
+            raise
 
     def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
@@ -225,9 +240,7 @@ class _Handler(BaseHTTPRequestHandler):
                     owner.faults_applied.append(fault.kind)
                 if self._apply(fault, body):
                     return
-            reply = owner.build_reply(self.path, body)
-            self._send_json(200, reply)
-            owner.count_reply(reply)
+            self._send_reply(owner.build_reply(self.path, body))
         except OSError:  # the client gave up (timeout) or the socket was reset
             self.close_connection = True
 
@@ -275,9 +288,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif kind == "nochoices":
             self._send_json(200, {**self.owner.build_reply(self.path, body), "choices": []})
         elif kind == "empty":
-            reply = self.owner.build_reply(self.path, body, empty=True)
-            self._send_json(200, reply)
-            self.owner.count_reply(reply)
+            self._send_reply(self.owner.build_reply(self.path, body, empty=True))
         else:
             raise ValueError(f"unknown fault {kind!r}; known: {FAULTS}")
         return True
