@@ -1,0 +1,272 @@
+"""Chain-of-Table on large tables: the bounded view, conditions, expressions, the mode switch.
+
+A scripted model gives the decisions; the tests check what the prompts show, that
+the operations reach every row, that refused conditions go through the bounded
+re-ask, and that no step copies the whole table into Python.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable
+
+import pytest
+
+from tablereason.llm import Request, ScriptedLLM
+from tablereason.methods import ChainOfTable
+from tablereason.methods import chain_of_table_large as L
+from tablereason.operations.table_profile import lowercased
+from tablereason.table import Table
+
+KINDS = ["sun", "rain", "fog", "drizzle", "snow"]
+
+
+def weather(n: int, seed: int = 0) -> Table:
+    """A synthetic daily weather table of ``n`` rows (snow about 2% of days)."""
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        kind = rng.choices(KINDS, weights=[48, 28, 18, 4, 2])[0]
+        rows.append(
+            [
+                f"{2000 + i // 365}-{1 + i % 365 // 31 % 12:02d}-{1 + i % 28:02d}",
+                f"{rng.uniform(0, 30):.1f}",
+                f"{rng.uniform(-5, 35):.1f}",
+                kind,
+            ]
+        )
+    return Table.from_records(["date", "precipitation", "temp_max", "weather"], rows)
+
+
+def script(plan: str, answer: str = " 1", **sites: str) -> tuple[ScriptedLLM, list[Request]]:
+    """A model that plans ``plan``, answers ``answer`` and replies ``sites[name]`` elsewhere."""
+    seen: list[Request] = []
+
+    def reply(request: Request) -> str:
+        seen.append(request)
+        site = request.call_site.rsplit("/", 1)[-1]
+        if site == "plan":
+            return plan
+        if site == "final_query":
+            return answer
+        return sites[site]
+
+    return ScriptedLLM(fn=reply), seen
+
+
+def operation(prediction, name: str):  # type: ignore[no-untyped-def]
+    return next(s for s in prediction.trace.steps if s.kind == "operation" and s.name == name)
+
+
+def final_prompt(seen: list[Request]) -> str:
+    return next(r.as_text() for r in seen if r.call_site.endswith("final_query"))
+
+
+@pytest.fixture(scope="module")
+def big() -> Table:
+    return weather(3000)
+
+
+def test_small_tables_keep_the_efficient_view() -> None:
+    llm, seen = script(" f_select_row(row 1) -> <END>")
+    prediction = ChainOfTable(llm, task="wikitq").run(weather(1000), "how many days had snow?")
+    assert prediction.trace.steps[0].note is None
+    assert seen[0].call_site == "chain_of_table/plan"
+    assert "column weather" not in seen[0].as_text() and "row 1 : 2000-01-01" in seen[0].as_text()
+
+
+def test_efficient_switches_past_the_documented_size(big: Table) -> None:
+    llm, seen = script(" f_select_row(where weather = 'snow') -> <END>")
+    prediction = ChainOfTable(llm, task="wikitq").run(big, "how many days had snow?")
+    assert "large-table mode: 3000 rows (more than 1000)" in (prediction.trace.steps[0].note or "")
+    plan = seen[0].as_text()
+    assert "f_select_row(where condition)" in plan and "rows : 3000" in plan
+    snow = sum(r[3] == "snow" for r in big.rows())
+    assert f"rows : {snow}\n" in final_prompt(seen)
+    step = operation(prediction, "select_row")
+    assert step.arguments["condition"] == "weather = 'snow'"
+    assert (step.arguments["rows_before"], step.arguments["rows_after"]) == (3000, snow)
+    assert step.table.num_rows == snow and step.table.step.operation == "filter_rows"
+
+
+def test_the_switch_is_a_setting(big: Table) -> None:
+    llm, seen = script(" f_select_row(row 1) -> <END>")
+    ChainOfTable(llm, task="wikitq", large_table_rows=None).run(big, "how many days had snow?")
+    assert "column weather" not in seen[0].as_text()
+    llm, seen = script(" f_select_row(where weather = 'fog') -> <END>")
+    ChainOfTable(llm, task="wikitq", large_table_rows=10).run(weather(50), "fog?")
+    assert "rows : 50" in seen[0].as_text()
+
+
+def test_paper_keeps_the_first_rows_and_says_so(big: Table) -> None:
+    replies = {"select_row": "f_row([row 1])", "select_column": "f_col([weather])"}
+
+    def reply(request: Request) -> str | list[str]:
+        site = request.call_site.rsplit("/", 1)[-1]
+        if site == "plan":
+            return " f_select_row(row 1) -> <END>"
+        if site in replies:
+            return [replies[site]] * request.n
+        return " yes"
+
+    prediction = ChainOfTable(ScriptedLLM(fn=reply), profile="paper").run(big, "snow fell")
+    assert prediction.trace.steps[0].note == (
+        "paper profile: prompts show the first 100 of 3000 rows, as the reference does"
+    )
+    assert prediction.answer == "yes"
+
+
+def test_view_is_bounded_and_holds_the_schema(big: Table) -> None:
+    huge = weather(30_000)
+    first = L.view_text(big, "how many days had snow?", caption=None, budget=30)
+    second = L.view_text(huge, "how many days had snow?", caption=None, budget=30)
+    assert len(first.split("\n")) == len(second.split("\n")) <= 30 + 3
+    assert second.startswith("rows : 30000\ncol : date | precipitation | temp_max | weather\n")
+    assert re.search(r"^column weather : text ; 5 distinct ; sun \(\d+\) , ", second, re.M)
+    assert re.search(r"^column temp_max : number ; \d+ distinct ; from -?\d", second, re.M)
+    shown = [line for line in second.split("\n") if line.startswith("row ")]
+    assert shown[:3] == [f"row {i} : " + " | ".join(huge.rows(3)[i - 1]) for i in (1, 2, 3)]
+    assert sum(line.endswith("| snow") for line in shown) == len(shown) - 3
+
+
+def test_view_names_values_spelled_like_question_words(big: Table) -> None:
+    text = L.view_text(big, "how many snowy days were there?", caption=None, budget=30)
+    snow = sum(r[3] == "snow" for r in big.rows())
+    assert f"close match : snowy ~ weather = snow ({snow} rows)" in text
+
+
+def test_no_step_reads_the_whole_table_into_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    table = weather(20_000)
+    largest: list[int] = []
+    fetch: Callable[..., list[list[str]]] = Table._fetch
+
+    def spy(self: Table, max_rows: int | None) -> list[list[str]]:
+        rows = fetch(self, max_rows)
+        largest.append(len(rows))
+        return rows
+
+    monkeypatch.setattr(Table, "_fetch", spy)
+    monkeypatch.setattr(Table, "column_values", lambda *a: pytest.fail("column_values"))
+    llm, seen = script(
+        " f_add_column(year = year(date)) -> f_select_row(where temp_max > 30)"
+        " -> f_group_column(year) -> f_sort_column(precipitation) -> <END>",
+        sort_column='precipitation), the order is "large to small".',
+    )
+    prediction = ChainOfTable(llm, task="wikitq").run(table, "which year had most hot days?")
+    assert prediction.error is None
+    assert prediction.trace.to_dict()["steps"][0]["table"]["num_rows"] == 20_000
+    assert largest and max(largest) <= 100
+    assert "Group 1 |" in final_prompt(seen)
+
+
+def test_model_written_condition_and_bounded_reask(big: Table) -> None:
+    seen: list[Request] = []
+    replies = iter(["1 = 1; DROP TABLE t)", "weather = 'fog')"])
+
+    def reply(request: Request) -> str:
+        seen.append(request)
+        site = request.call_site.rsplit("/", 1)[-1]
+        return {"plan": " f_select_row() -> <END>", "final_query": " 1"}.get(site) or next(replies)
+
+    prediction = ChainOfTable(ScriptedLLM(fn=reply), task="wikitq").run(big, "foggy days?")
+    step = operation(prediction, "select_row")
+    asks = [r for r in seen if r.call_site.endswith("select_row")]
+    assert asks[0].as_text().endswith("The answer is : f_select_row(where ")
+    assert "expected one expression" in asks[1].as_text()
+    assert step.arguments["condition"] == "weather = 'fog'"
+    assert step.note and "re-ask" in step.note
+    assert step.table.num_rows == sum(r[3] == "fog" for r in big.rows())
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "read_csv('/etc/passwd') IS NOT NULL)",
+        "getenv('HOME') <> '')",
+        "weather IN (SELECT weather FROM t))",
+        "count(*) > 1)",
+    ],
+)
+def test_hostile_conditions_are_refused_and_the_table_kept(big: Table, hostile: str) -> None:
+    def reply(request: Request) -> str:
+        site = request.call_site.rsplit("/", 1)[-1]
+        return {"plan": f" f_select_row(where {hostile} -> <END>", "final_query": " 1"}.get(
+            site, hostile
+        )
+
+    prediction = ChainOfTable(ScriptedLLM(fn=reply), task="wikitq").run(big, "x?")
+    step = operation(prediction, "select_row")
+    assert step.error and "skipped" in (step.note or "")
+    assert step.table is big
+    assert prediction.error is None
+
+
+def test_expression_column_reaches_the_group_facts(big: Table) -> None:
+    llm, seen = script(" f_add_column(year = year(date)) -> f_group_column(year) -> <END>")
+    prediction = ChainOfTable(llm, task="wikitq").run(big, "which year had the most days?")
+    years = {}
+    for row in big.rows():
+        years[row[0][:4]] = years.get(row[0][:4], 0) + 1
+    best = sorted(years.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+    assert f"Group 1 | {best[0]} | {best[1]}" in final_prompt(seen)
+    add = operation(prediction, "add_column")
+    assert add.arguments["expression"] == "year(date)" and add.arguments["from_chain"]
+
+
+def test_group_block_says_how_many_groups_there_are(big: Table) -> None:
+    llm, seen = script(" f_group_column(date) -> <END>")
+    table = weather(3000).apply("select_columns", names=["date", "weather"])
+    ChainOfTable(llm, task="wikitq", group_threshold=1.0).run(table, "which date?")
+    text = final_prompt(seen)
+    assert f"Group {L.GROUP_ROWS} |" in text and f"Group {L.GROUP_ROWS + 1} |" not in text
+    assert f"groups in all; the {L.GROUP_ROWS} largest are shown." in text
+
+
+def test_sort_puts_the_top_rows_first(big: Table) -> None:
+    llm, seen = script(
+        " f_sort_column(temp_max) -> <END>", sort_column='temp_max), the order is "large to small".'
+    )
+    ChainOfTable(llm, task="wikitq").run(big, "which day was the hottest?")
+    hottest = max(big.rows(), key=lambda r: float(r[2]))
+    assert f"row 1 : {' | '.join(hottest)}\n" in final_prompt(seen)
+
+
+def test_refused_expression_is_skipped(big: Table) -> None:
+    llm, _ = script(" f_add_column(x = temperature + 1) -> <END>", add_column="x = 1 +)")
+    prediction = ChainOfTable(llm, task="wikitq", repairs=0).run(big, "x?")
+    step = operation(prediction, "add_column")
+    assert "unknown column 'temperature'" in (step.note or "")
+    assert step.error and step.table is big
+
+
+def test_large_lowercasing_matches_python(big: Table) -> None:
+    mixed = Table.from_records(["Name", "City"], [["Ann", "OSLO"], ["Bo", "Rome"]] * 800, "Cap")
+    lowered = lowercased(mixed)
+    assert lowered.to_records() == [["name", "city"]] + [["ann", "oslo"], ["bo", "rome"]] * 800
+    assert lowered.caption == "cap" and lowered.parent is None
+
+
+def test_trace_page_shows_a_window_and_the_condition(big: Table) -> None:
+    llm, _ = script(" f_select_row(where weather <> 'snow') -> <END>")
+    prediction = ChainOfTable(llm, task="wikitq").run(big, "how many days without snow?")
+    page = prediction.to_html()
+    kept = sum(r[3] != "snow" for r in big.rows())
+    assert "(3,000 rows × 4 columns)" in page and f"({kept:,} rows × 4 columns)" in page
+    assert "where <code>weather &lt;&gt; &#x27;snow&#x27;</code>" in page
+    assert f"3,000 → {kept:,} rows" in page
+    assert all(len(s["table"]["rows"]) <= 100 for s in prediction.trace.to_dict()["steps"][:1])
+    assert f"… {3000 - 60:,} more rows not shown" in page
+
+
+def test_seattle_weather_snow_days() -> None:
+    """The issue's example: 1,461 days of Seattle weather, 23 with snow."""
+    vega = pytest.importorskip("vega_datasets")
+    from pathlib import Path
+
+    path = Path(vega.__file__).parent / "_data" / "seattle-weather.csv"
+    table = Table.from_csv(path, escape=None)
+    llm, seen = script(" f_select_row(where weather = 'snow') -> <END>")
+    ChainOfTable(llm, task="wikitq").run(table, "how many days had snow?")
+    assert "rows : 1461" in seen[0].as_text() and "snow (23)" in seen[0].as_text()
+    assert "rows : 23\n" in final_prompt(seen)
