@@ -4,7 +4,12 @@ Program-of-Thought asks the model for a Python program that sets ``ans``, with
 the table shown as text and passed to the program as the DataFrame ``df``; it
 uses the shared generate-verify-retry loop. Text-to-SQL asks for one DuckDB
 SELECT over the table ``t`` and answers with the cells of the result. Both
-record every model call, program and result in a trace and never raise on a bad
+prompts (``prompts/baselines/``) show three worked WikiTQ training examples and end
+where the code must follow (``SQL: SELECT``, an opened ```` ```python ```` fence); a retry
+states the last failure above that same ending, so the model goes on writing code
+rather than echoing the error. The code is read out of the reply with
+:mod:`~tablereason.methods.code_extraction` (fences, prose, comments, a second query).
+Both record every model call, program and result in a trace and never raise on a bad
 model answer: the prediction then carries an empty answer and the error.
 
 Example:
@@ -21,29 +26,31 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from sqlglot import exp
+
 from tablereason.errors import LLMError, SQLError
 from tablereason.llm.base import LLM, Request
+from tablereason.methods.code_extraction import extract_python, extract_sql
+from tablereason.prompts.render import render, template_hash, template_names
 from tablereason.sandbox.sql import SQLLimits, run_sql
-from tablereason.sandbox.verify import RetrySettings, generate_and_verify, strip_fences
+from tablereason.sandbox.verify import RetrySettings, generate_and_verify
 from tablereason.trace import Prediction, Trace, TraceStep
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.sandbox.python import PythonSandbox
     from tablereason.table import Table
 
-POT_TEMPLATE = (
-    "Read the following table{regarding} and then write Python code to answer a question:"
-    "\n\n{table}\n\n{question}\n\n"
-    "# The table is also available as the pandas DataFrame `df` (all cells are strings)."
-    "\n# Python Code, return 'ans'. Make sure that 'ans' is {kind}\n"
-)
-SQL_TEMPLATE = (
-    "Write one DuckDB SQL query that answers the question over the table `t`.\n"
-    "Quote every column name with double quotes. All columns hold text.\n\n"
-    "Table t{caption}:\n{table}\n\nQuestion: {question}\n\n"
-    "Reply with the SQL query only.\nSQL:"
-)
-_FEEDBACK = "\n# The previous attempt failed: {feedback}\n# Write a corrected version.\n"
+SQL_START = "SELECT"
+"""The prompt's last word: the model continues the query from there."""
+SQL_STOP = (";", "\n\n", "\nQuestion:")
+PROGRAM_STOP = ("\n```",)
+_FEEDBACK_CHARS = 300
+
+
+def _one_line(text: str, limit: int = _FEEDBACK_CHARS) -> str:
+    """``text`` on one line, at most ``limit`` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3].rstrip() + "..."
 
 
 def _answer_text(value: Any) -> str | list[str]:
@@ -98,6 +105,20 @@ class ProgramOfThought:
         self.max_tokens = max_tokens
         self.max_rows = max_rows
 
+    def config(self) -> dict[str, Any]:
+        """Settings and a hash of every prompt template, for run configurations."""
+        return {
+            "method": self.name,
+            "settings": {
+                "patience": self.settings.patience,
+                "feedback": self.settings.feedback,
+                "extract": self.settings.strip_fences,
+                "max_tokens": self.max_tokens,
+                "max_rows": self.max_rows,
+            },
+            "prompts": {n: template_hash(n) for n in template_names("baselines")},
+        }
+
     def prompt(
         self,
         table: Table,
@@ -106,14 +127,36 @@ class ProgramOfThought:
         title: str | None = None,
         unit: str | None = None,
         choices: list[str] | None = None,
+        feedback: str | None = None,
     ) -> str:
-        """The program-generation prompt (TabMWP program-generator format)."""
-        kind = "a string selected from the options in the question" if choices else "a number"
-        return POT_TEMPLATE.format(
-            regarding=f" regarding {title}" if title else "",
+        """The program-generation prompt; it ends inside an opened ```` ```python ```` fence.
+
+        Args:
+            table: The table (shown as text, at most ``max_rows`` rows).
+            question: The question.
+            title: A title for the table (TabMWP).
+            unit: The answer's unit, shown after the question.
+            choices: Options to pick the answer from.
+            feedback: Why the last program failed (a retry), stated above the fence.
+        """
+        if choices:
+            kind = "one of the options given in the question"
+        elif unit:
+            kind = "a number"
+        else:
+            kind = "a number or text from the table"
+        repair = (
+            render("baselines/program_of_thought_repair", error=_one_line(feedback)) + "\n"
+            if feedback
+            else ""
+        )
+        return render(
+            "baselines/program_of_thought",
+            kind=kind,
+            regarding=f" ({title})" if title else "",
             table=table.to_pipe(max_rows=self.max_rows),
             question=_question_text(question, unit, choices),
-            kind=kind,
+            repair=repair,
         )
 
     def run(
@@ -127,16 +170,18 @@ class ProgramOfThought:
     ) -> Prediction:
         """Generate, verify and run programs until one yields an answer."""
         trace = Trace(method=self.name, question=question)
-        prompt = self.prompt(table, question, title=title, unit=unit, choices=choices)
 
         def generate(temperature: float, feedback: str | None) -> str:
-            text = prompt + (_FEEDBACK.format(feedback=feedback) if feedback else "")
+            text = self.prompt(
+                table, question, title=title, unit=unit, choices=choices, feedback=feedback
+            )
             started = time.perf_counter()
             completion = self.llm.complete(
                 Request(
                     prompt=text,
                     temperature=temperature,
                     max_tokens=self.max_tokens,
+                    stop=PROGRAM_STOP,
                     call_site="baselines/program_of_thought",
                 )
             )
@@ -145,7 +190,9 @@ class ProgramOfThought:
                 raw=[completion.text], arguments={"temperature": temperature},
                 usage=completion.usage, duration_s=time.perf_counter() - started,
             ))  # fmt: skip
-            return completion.text
+            if not self.settings.strip_fences:  # the reference runs the reply as it is
+                return completion.text
+            return extract_python(completion.text, answer=self.settings.answer)
 
         try:
             outcome = generate_and_verify(
@@ -203,35 +250,83 @@ class TextToSQL:
         self.max_rows = max_rows
         self.max_tokens = max_tokens
 
-    def prompt(self, table: Table, question: str) -> str:
-        """The query-generation prompt."""
-        return SQL_TEMPLATE.format(
+    def config(self) -> dict[str, Any]:
+        """Settings and a hash of every prompt template, for run configurations."""
+        return {
+            "method": self.name,
+            "settings": {
+                "patience": self.patience,
+                "max_rows": self.max_rows,
+                "max_tokens": self.max_tokens,
+            },
+            "prompts": {n: template_hash(n) for n in template_names("baselines")},
+        }
+
+    def prompt(
+        self,
+        table: Table,
+        question: str,
+        *,
+        failed_query: str | None = None,
+        error: str | None = None,
+    ) -> str:
+        """The query-generation prompt; it ends with ``SQL: SELECT``.
+
+        Args:
+            table: The table ``t`` (shown as text, at most ``max_rows`` rows).
+            question: The question.
+            failed_query: The last query, when it failed (a retry).
+            error: Why it failed, stated with the query above ``SQL: SELECT``.
+        """
+        repair = ""
+        if error is not None:
+            repair = render(
+                "baselines/text_to_sql_repair",
+                query=_one_line(failed_query or "") or "(no query in the reply)",
+                error=_one_line(error),
+            ) + "\n"  # fmt: skip
+        columns = ", ".join(
+            exp.to_identifier(name, quoted=True).sql(dialect="duckdb") for name in table.columns
+        )
+        return render(
+            "baselines/text_to_sql",
             caption=f" ({table.caption})" if table.caption else "",
             table=table.to_pipe(max_rows=self.max_rows, caption=False),
+            columns=columns,
             question=question,
+            repair=repair,
         )
 
     def run(self, table: Table, question: str) -> Prediction:
-        """Ask for a query, run it in the SQL sandbox, answer with the result cells."""
+        """Ask for a query, run it in the SQL sandbox, answer with the result cells.
+
+        A query that does not parse, is refused or fails (any
+        :class:`~tablereason.errors.SQLError`), or returns no rows, is recorded on its
+        trace step and asked for again with the error (up to ``patience`` queries); when
+        none works the prediction has an empty answer and the last error. Only a model
+        failure (:class:`~tablereason.errors.LLMError`) ends the run early, also as an
+        error on the prediction.
+        """
         trace = Trace(method=self.name, question=question)
-        base = self.prompt(table, question)
         frame = table.to_pandas().astype(str)
+        query: str | None = None
         feedback: str | None = None
         last_error = "no query was generated"
         for attempt in range(self.patience):
-            text = base + (_FEEDBACK.format(feedback=feedback) if feedback else "")
+            text = self.prompt(table, question, failed_query=query, error=feedback)
             started = time.perf_counter()
             try:
                 completion = self.llm.complete(Request(
                     prompt=text, temperature=0.0 if attempt == 0 else 0.3,
-                    max_tokens=self.max_tokens, call_site="baselines/text_to_sql",
+                    max_tokens=self.max_tokens, stop=SQL_STOP, call_site="baselines/text_to_sql",
                 ))  # fmt: skip
             except LLMError as exc:
                 return Prediction(answer="", trace=trace, error=str(exc))
-            query = strip_fences(completion.text).strip().rstrip(";")
+            query = extract_sql(completion.text, prefix=SQL_START)
             step = trace.add(TraceStep(
                 kind="sql", name="text_to_sql", prompt_name="text_to_sql",
-                raw=[completion.text], arguments={"query": query}, usage=completion.usage,
+                raw=[completion.text], arguments={"query": query, "attempt": attempt + 1},
+                usage=completion.usage,
             ))  # fmt: skip
             try:
                 result = run_sql({"t": frame}, query, self.limits)

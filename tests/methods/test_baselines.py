@@ -3,6 +3,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tablereason.llm import ScriptedLLM
 from tablereason.methods.baselines import ProgramOfThought, TextToSQL
@@ -36,7 +38,7 @@ def test_program_of_thought_retries_until_verified(box: PythonSandbox, table: Ta
     programs = [s for s in prediction.trace.steps if s.kind == "program"]
     assert len(programs) == 2 and programs[0].error and programs[1].error is None
     assert "(Unit: cars)" in llm.requests[0].prompt
-    assert "previous attempt failed" in str(llm.requests[1].prompt)
+    assert "The last code did not work" in str(llm.requests[1].prompt)
     assert prediction.trace.steps[-1].kind == "answer"
 
 
@@ -46,7 +48,7 @@ def test_program_of_thought_paper_settings(box: PythonSandbox, table: Table) -> 
     prediction = method.run(table, "Which day had the most cars?", choices=["Monday", "Friday"])
     assert prediction.answer == "Friday"
     assert [r.temperature for r in llm.requests] == [0.0, 0.1]
-    assert "previous attempt" not in str(llm.requests[1].prompt)
+    assert "The last code did not work" not in str(llm.requests[1].prompt)
 
 
 def test_program_of_thought_never_raises_on_bad_programs(box: PythonSandbox, table: Table) -> None:
@@ -72,3 +74,66 @@ def test_text_to_sql_gives_up_after_patience(table: Table) -> None:
     prediction = TextToSQL(llm, patience=2).run(table, "Break it")
     assert prediction.answer == "" and prediction.error
     assert len(llm.requests) == 2
+
+
+def test_text_to_sql_repair_asks_for_sql_again_not_for_comments(table: Table) -> None:
+    # the reply a small model gave to the old repair prompt: the feedback echoed as comments
+    echo = "# The previous attempt failed: the SQL does not parse\n# Write a corrected version.\n"
+    llm = ScriptedLLM(replies=[
+        echo,
+        ' "Day" FROM t ORDER BY CAST("Number of cars" AS INT) DESC LIMIT 1',
+    ])  # fmt: skip
+    prediction = TextToSQL(llm).run(table, "Which day had the most cars?")
+    assert prediction.answer == ["Friday"] and prediction.error is None
+    first, repair = (str(r.prompt) for r in llm.requests)
+    assert first.endswith("SQL: SELECT") and repair.endswith("SQL: SELECT")
+    assert "\nError: " in repair and not repair.rstrip().split("\n")[-1].startswith("#")
+    steps = [s for s in prediction.trace.steps if s.kind == "sql"]
+    assert steps[1].arguments["query"].startswith('SELECT "Day" FROM t')
+    assert all(r.stop and "\n\n" in r.stop for r in llm.requests)
+
+
+def test_text_to_sql_reads_the_query_out_of_a_chatty_reply(table: Table) -> None:
+    reply = (
+        "Sure! I will select the day with nine cars.\n# the query\n"
+        'SELECT "Day" FROM t WHERE "Number of cars" = \'9\'; -- Tuesday\n'
+        'SELECT "Day" FROM t\nThis returns Tuesday.'
+    )
+    llm = ScriptedLLM(replies=[reply])
+    prediction = TextToSQL(llm).run(table, "Which day had 9 cars?")
+    assert prediction.answer == ["Tuesday"] and len(llm.requests) == 1
+
+
+def test_text_to_sql_prompt_quotes_every_column_name() -> None:
+    table = Table.from_records(['say "hi"', "Date of birth"], [["a", "b"]])
+    prompt = TextToSQL(ScriptedLLM(replies=[])).prompt(table, "q?")
+    assert 'Columns: "say ""hi""", "Date of birth"\nQuestion: q?\nSQL: SELECT' in prompt
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(replies=st.lists(st.text(max_size=120), min_size=3, max_size=3))
+def test_text_to_sql_never_raises_on_a_bad_reply(replies: list[str], table: Table) -> None:
+    prediction = TextToSQL(ScriptedLLM(replies=replies)).run(table, "Which day?")
+    sql_steps = [s for s in prediction.trace.steps if s.kind == "sql"]
+    assert sql_steps and (prediction.error is None) == bool(prediction.answer)
+    assert all(s.error for s in sql_steps[:-1])
+
+
+def test_program_of_thought_prompt_ends_inside_a_python_fence(
+    box: PythonSandbox, table: Table
+) -> None:
+    comments = "# Python Code, return 'ans'. Make sure that 'ans' is a number\n# df is the table"
+    llm = ScriptedLLM(replies=[
+        comments,
+        "cars = df['Number of cars'].astype(int)\nprint(cars.max())\n```\nThis prints the top.",
+    ])  # fmt: skip
+    prediction = ProgramOfThought(llm, sandbox=box).run(table, "What is the most cars?")
+    assert prediction.answer == "15" and prediction.error is None
+    first, repair = (str(r.prompt) for r in llm.requests)
+    assert first.endswith("```python\n") and repair.endswith("```python\n")
+    assert "The last code did not work: the program must assign" in repair
+    assert all(r.stop == ("\n```",) for r in llm.requests)
+    programs = [s for s in prediction.trace.steps if s.kind == "program"]
+    assert programs[1].arguments["program"].endswith("ans = cars.max()")
