@@ -1,32 +1,32 @@
 """sql: one guarded, read-only SELECT over the table (named ``t``).
 
 The query text is checked by :func:`~tablereason.sqlguard.check_select` and
-always runs on the locked-down DuckDB database. The guard's verdict is cached
-per query text, and the final statement (the query with ``t`` defined over the
-table's storage) per query and storage layout. A small table derived by other
-operations is first written once as a plain physical table of its cells (see
-``Table._flattened``), so its statement needs no join and no row-order relation
-and a repeated query costs one DuckDB round trip.
+runs in a SQL worker process (:mod:`tablereason.sqlengine`) that holds this
+table as ``t`` and nothing else: no other table of the process, no catalog of
+them, no file. The worker keeps the table between queries (keyed by its
+storage), so a repeated query on a table sends only the query text. Limits
+(memory, threads, rows, result size, query length) are
+:func:`~tablereason.sqlengine.table_sql_limits`; ``timeout_s`` is the time limit.
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-import duckdb
 from pydantic import Field
 from sqlglot import exp
 
 from tablereason.errors import SQLError
 from tablereason.operations.catalog import OperationArgs, operation
-from tablereason.relation import Column, Scan
-from tablereason.sqlguard import check_select
-from tablereason.storage import ident, render, to_text
+from tablereason.sqlengine import SQLLimits, TableInput, execute, table_sql_limits, with_seconds
+from tablereason.sqlguard import SQLGuardError, check_select, render
+from tablereason.storage import ident, to_text
 from tablereason.table import Step, Table
 
 TABLE_NAME = "t"
-MAX_RESULT_ROWS = 1_000_000
 _CACHE_SIZE = 512
 
 
@@ -42,67 +42,73 @@ def sql_query(table: Table, args: SqlArgs) -> Table:
     """Run ``args.query`` over the table (as ``t``) and return the result as a table.
 
     The query is checked with :func:`~tablereason.sqlguard.check_select` and runs
-    on the locked-down database with a time limit.
+    in a SQL worker that holds only this table, under
+    :func:`~tablereason.sqlengine.table_sql_limits` and ``args.timeout_s``.
 
     Raises:
-        SQLError: If the query is rejected, fails, runs too long or returns too
-            many rows.
+        SQLError: If the query is rejected, fails, runs too long, needs too much
+            memory or returns too many rows (every failure is a ``SQLError``).
 
     Example:
         >>> t = Table.from_records(["a", "b c"], [["1", "x"], ["2", "y"]])
         >>> t.sql('SELECT "b c" FROM t WHERE CAST(a AS INT) > 1').rows()
         [['y']]
     """
-    source = table._flattened()
-    with source._scan() as scan:
-        statement = _statement(args.query, scan.base, source._columns, scan.order)
-        labels, result = _run(table, statement, args.timeout_s)
+    limits = with_seconds(table_sql_limits(), args.timeout_s)
+    statement = _statement(args.query, limits.max_rows, limits.max_query_chars)
+    labels, result, truncated = execute([_input(table)], statement, limits)
+    if truncated:
+        raise SQLError(
+            f"the query returned more than {limits.max_rows} rows; aggregate or add LIMIT"
+        )
+    if not labels:
+        raise SQLError("the query returned no columns")
     columns = [[to_text(row[i]) for row in result] for i in range(len(labels))]
     return table._new_base(Step(operation="sql", args=args), labels, columns, len(result))
 
 
 @lru_cache(maxsize=_CACHE_SIZE)
-def _checked(query: str) -> exp.Query:
-    """The guard's verdict on a query text (cached; copy the tree before changing it)."""
+def _statement(query: str, max_rows: int, max_chars: int) -> str:
+    """The checked query wrapped in the row limit (cached per query text)."""
+    if len(query) > max_chars:
+        raise SQLGuardError(f"the query is longer than {max_chars} characters; write a shorter one")
     root = check_select(query, [TABLE_NAME])
     if TABLE_NAME in {cte.alias_or_name.lower() for cte in root.find_all(exp.CTE)}:
-        raise SQLError(f"{TABLE_NAME!r} is the table's name; give your CTE another name")
-    return root
+        raise SQLGuardError(f"{TABLE_NAME!r} is the table's name; give your CTE another name")
+    return render(root, max_rows)[1]
 
 
-@lru_cache(maxsize=_CACHE_SIZE)
-def _statement(query: str, base: str, columns: tuple[Column, ...], order: str | None) -> str:
-    """The checked query with ``t`` defined over the table's storage, rendered for DuckDB."""
-    scan = Scan(base, columns, order)
-    view = scan.select(*(exp.alias_(scan.cell(c.name), ident(c.name)) for c in columns))
-    cte = exp.CTE(
-        this=view.order_by(scan.pos, copy=False), alias=exp.TableAlias(this=ident(TABLE_NAME))
+def _input(table: Table) -> TableInput:
+    """The table as the worker's ``t``: its display names and text cells, keyed by storage."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(
+        repr((table._base, [(c.name, c.source, c.field) for c in table._columns])).encode()
     )
-    root = _checked(query).copy()
-    existing = root.args.get("with_")
-    if existing is not None:
-        existing.set("expressions", [cte, *existing.expressions])
+    if table._rows is not None:
+        digest.update(table._rows.tobytes())
+    n_cells = table._n * len(table._columns)
+    return TableInput(TABLE_NAME, lambda: _data(table), key=digest.hexdigest(), cells=n_cells)
+
+
+def _data(table: Table) -> dict[str, Any]:
+    names = [c.name for c in table._columns]
+    if not names:
+        raise SQLError("the table has no columns to query")
+    cells = table._cells()
+    columns: Sequence[Any]
+    if cells is not None:
+        columns = [[row[i] for row in cells] for i in range(len(names))]
     else:
-        root.set("with_", exp.With(expressions=[cte]))
-    return render(root)
+        with table._scan() as scan:
+            query = scan.select(
+                *(
+                    exp.alias_(scan.cell(c.name), ident(f"c{i}"))
+                    for i, c in enumerate(table._columns)
+                )
+            ).order_by(scan.pos, copy=False)
+            arrays = table._store.fetch_numpy(query)
+        columns = [arrays[f"c{i}"] for i in range(len(names))]
+    return {"columns": names, "cells": columns}
 
 
-def _run(table: Table, statement: str, timeout_s: float) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """Execute on the table's connection under a time limit: column labels and rows."""
-    store = table._store
-    with store.connection() as conn, store.time_limit(timeout_s):
-        try:
-            cursor = conn.execute(statement)
-            labels = [d[0] for d in cursor.description or []]
-            result = cursor.fetchmany(MAX_RESULT_ROWS + 1)
-        except duckdb.InterruptException:
-            raise SQLError(f"the query ran longer than {timeout_s} s and was stopped") from None
-        except duckdb.Error as error:
-            raise SQLError(f"the query failed: {str(error).splitlines()[0]}") from None
-    if len(result) > MAX_RESULT_ROWS:
-        raise SQLError(
-            f"the query returned more than {MAX_RESULT_ROWS} rows; aggregate or add LIMIT"
-        )
-    if not labels:
-        raise SQLError("the query returned no columns")
-    return labels, result
+__all__ = ["SQLLimits", "SqlArgs", "sql_query"]

@@ -1,50 +1,41 @@
-"""Run model-written SQL over given tables: a sqlglot guard, then a locked DuckDB connection.
+"""Run model-written SQL over given tables: a sqlglot guard, then a contained worker.
 
 The guard parses with sqlglot (DuckDB dialect) and accepts exactly one query (a
 SELECT, optionally with CTEs or set operations) that reads only the given
-tables and its own CTEs: no table functions, file paths or URLs, no other
+tables and the CTEs in scope: no table functions, file paths or URLs, no other
 statements (ATTACH, COPY, INSTALL, LOAD, PRAGMA, SET...). What runs is the SQL
-regenerated from the checked tree, wrapped in a row limit, on an in-memory
-connection with external access disabled, configuration locked, a memory limit,
-one thread and a timer that interrupts the query.
+regenerated from the checked tree, wrapped in a row limit, in a worker process
+(:mod:`tablereason.sqlengine`) that holds only these tables, on a connection
+with external access disabled and the configuration locked, under a memory
+budget, a thread count and a time limit (:class:`SQLLimits`).
 """
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import sqlglot
 from sqlglot import exp
 
-from tablereason.errors import ConfigurationError, SQLError
-from tablereason.sqlguard import SQLGuardError, check_select
+from tablereason.errors import ConfigurationError
+from tablereason.sqlengine import SQLLimits, SQLResourceError, SQLTimeoutError, TableInput, execute
+from tablereason.sqlguard import SQLGuardError, check_select, render
+
+__all__ = [
+    "DEFAULT_TABLE_NAME",
+    "SQLGuardError",
+    "SQLLimits",
+    "SQLResourceError",
+    "SQLResult",
+    "SQLTimeoutError",
+    "check_query",
+    "run_sql",
+]
 
 #: Name a single table gets when ``run_sql`` is given one table instead of a mapping.
 DEFAULT_TABLE_NAME = "t"
-
-
-class SQLTimeoutError(SQLError):
-    """The query ran longer than its time limit and was interrupted."""
-
-
-@dataclass(frozen=True)
-class SQLLimits:
-    """What one query may use.
-
-    Example:
-        >>> SQLLimits().threads
-        1
-    """
-
-    seconds: float = 5.0
-    memory: str = "256MB"
-    threads: int = 1
-    max_rows: int = 10_000
-    max_query_chars: int = 20_000
 
 
 @dataclass(frozen=True)
@@ -69,7 +60,7 @@ class SQLResult:
         return pd.DataFrame(self.rows, columns=self.columns)
 
 
-def check_query(query: str, table_names: list[str]) -> exp.Expr:
+def check_query(query: str, table_names: list[str]) -> exp.Query:
     """Parse ``query`` and check that it is one SELECT over ``table_names`` only.
 
     The rules are those of :func:`tablereason.sqlguard.check_select`, shared with
@@ -100,22 +91,8 @@ def _as_frames(tables: Any) -> dict[str, Any]:
     return frames
 
 
-def _connect(limits: SQLLimits) -> Any:
-    import duckdb
-
-    config: dict[str, Any] = {
-        "enable_external_access": False,
-        "autoinstall_known_extensions": False,
-        "autoload_known_extensions": False,
-        "allow_community_extensions": False,
-        "memory_limit": limits.memory,
-        "threads": limits.threads,
-        "temp_directory": "",
-    }
-    try:
-        return duckdb.connect(":memory:", config={**config, "python_enable_replacements": False})
-    except duckdb.Error:
-        return duckdb.connect(":memory:", config=config)
+def _constant(value: Any) -> Callable[[], Any]:
+    return lambda: value
 
 
 def run_sql(tables: Any, query: str, limits: SQLLimits | None = None) -> SQLResult:
@@ -125,7 +102,7 @@ def run_sql(tables: Any, query: str, limits: SQLLimits | None = None) -> SQLResu
         tables: A mapping of name to table (pandas DataFrame or anything with
             ``to_pandas()``), or one table, which is then called ``t``.
         query: SQL text written by a model (DuckDB dialect).
-        limits: Time, memory, thread and row limits.
+        limits: Time, memory, thread, row and size limits.
 
     Returns:
         The columns and rows (at most ``limits.max_rows``; ``truncated`` says if cut).
@@ -133,7 +110,10 @@ def run_sql(tables: Any, query: str, limits: SQLLimits | None = None) -> SQLResu
     Raises:
         SQLGuardError: The query was refused before running.
         SQLTimeoutError: The query ran too long and was interrupted.
-        SQLError: DuckDB reported an error (unknown column, type mismatch, memory).
+        SQLResourceError: The query needed more memory than allowed, or its result
+            was too large.
+        SQLError: DuckDB reported an error (unknown column, type mismatch...).
+            Every failure of the query is an :class:`~tablereason.errors.SQLError`.
 
     Example:
         >>> import pandas as pd
@@ -141,47 +121,22 @@ def run_sql(tables: Any, query: str, limits: SQLLimits | None = None) -> SQLResu
         [(6,)]
     """
     limits = limits or SQLLimits()
+    if not isinstance(query, str):
+        raise SQLGuardError(f"the query must be text, not {type(query).__name__}")
     if len(query) > limits.max_query_chars:
-        raise SQLGuardError(f"the query is longer than {limits.max_query_chars} characters")
+        raise SQLGuardError(
+            f"the query is longer than {limits.max_query_chars} characters; write a shorter one"
+        )
     frames = _as_frames(tables)
-    root = check_query(query, list(frames))
-    inner = root.sql(dialect="duckdb", comments=False)
-    wrapped = (
-        exp.select(exp.Star())
-        .from_(exp.paren(sqlglot.parse_one(inner, read="duckdb")).as_("_q"))
-        .limit(limits.max_rows + 1)
-    )
-    sql = wrapped.sql(dialect="duckdb")
-    import duckdb
-
-    conn = _connect(limits)
-    timer = threading.Timer(limits.seconds, conn.interrupt)
+    inner, sql = render(check_query(query, list(frames)), limits.max_rows)
+    inputs = [
+        TableInput(name, _constant(frame), cells=frame.size) for name, frame in frames.items()
+    ]
     started = time.perf_counter()
-    try:
-        for name, frame in frames.items():
-            conn.register(name, frame)
-        conn.execute("SET lock_configuration = true")
-        timer.start()
-        cursor = conn.execute(sql)
-        rows = cursor.fetchall()
-        columns = [d[0] for d in cursor.description or []]
-    except duckdb.InterruptException as exc:
-        raise SQLTimeoutError(
-            f"the query ran longer than {limits.seconds}s and was stopped; simplify it"
-        ) from exc
-    except duckdb.Error as exc:
-        if time.perf_counter() - started >= limits.seconds:
-            raise SQLTimeoutError(
-                f"the query ran longer than {limits.seconds}s and was stopped; simplify it"
-            ) from exc
-        raise SQLError(f"the query failed: {str(exc).splitlines()[0]}") from exc
-    finally:
-        timer.cancel()
-        conn.close()
-    truncated = len(rows) > limits.max_rows
+    columns, rows, truncated = execute(inputs, sql, limits)
     return SQLResult(
         columns=columns,
-        rows=rows[: limits.max_rows],
+        rows=rows,
         sql=inner,
         duration=time.perf_counter() - started,
         truncated=truncated,

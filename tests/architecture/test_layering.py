@@ -17,6 +17,8 @@ FORBIDDEN = {
     "relation": ABOVE_TABLE | {"table", "operations"},
     "formats": ABOVE_TABLE | {"table", "operations"},
     "sqlguard": ABOVE_TABLE | {"table", "operations"},
+    "sqlengine": ABOVE_TABLE | {"table", "operations", "storage", "relation"},
+    "sqlworker": {"*"},
     "operations": ABOVE_TABLE,
     "errors": {"*"},
     "registry": {"*"},

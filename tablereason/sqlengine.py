@@ -1,0 +1,403 @@
+"""Where model-written SQL runs: a pool of worker processes, each query in its own scope.
+
+A checked query (see :mod:`tablereason.sqlguard`) never runs on the process's
+own DuckDB database. It goes to a worker process (:mod:`tablereason.sqlworker`)
+together with the tables it may read, and in the worker it sees those tables
+and nothing else: no other table of the process, no catalog of them, no file.
+The worker caps its own address space for the length of each query, so a query
+that tries to build a huge value fails there with a clear error and the
+calling process does not grow; a query that outlives its time is interrupted,
+and a worker that does not answer in time is killed and replaced.
+
+Limits come from :class:`SQLLimits`. ``Table.sql`` uses :func:`table_sql_limits`
+(settable with :func:`set_table_sql_limits` or the ``TABLEREASON_SQL_MEMORY``,
+``TABLEREASON_SQL_THREADS`` and ``TABLEREASON_SQL_WORKERS`` environment
+variables); :func:`tablereason.sandbox.run_sql` takes its limits as an argument.
+"""
+
+from __future__ import annotations
+
+import atexit
+import io
+import os
+import pickle
+import re
+import select
+import subprocess
+import sys
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, ClassVar
+
+from tablereason import sqlworker
+from tablereason.errors import ConfigurationError, SQLError
+
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}  # fmt: skip
+_GRACE_S = 2.0
+"""How long past its time limit a query may go before its worker is killed."""
+_SEND_S_PER_MILLION_CELLS = 3.0
+_KNOWN_KEYS = 4096
+
+
+class SQLTimeoutError(SQLError):
+    """The query ran longer than its time limit and was stopped."""
+
+
+class SQLResourceError(SQLError):
+    """The query needed more memory than its limit, or its result was too large."""
+
+
+def memory_bytes(text: str | int) -> int:
+    """Bytes in a memory size such as ``"256MB"``, ``"1GiB"`` or ``268435456``.
+
+    Raises:
+        ConfigurationError: The text is not a size.
+
+    Example:
+        >>> memory_bytes("1GiB"), memory_bytes("256MB")
+        (1073741824, 256000000)
+    """
+    if isinstance(text, int) and not isinstance(text, bool):
+        number, unit = float(text), ""
+    else:
+        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", str(text))
+        if not match or match.group(2).lower() not in _UNITS:
+            raise ConfigurationError(
+                f"memory size {text!r} is not a size; write it like '256MB', '1GiB' or 268435456"
+            )
+        number, unit = float(match.group(1)), match.group(2).lower()
+    size = int(number * _UNITS[unit])
+    if size < 16 * 2**20:
+        raise ConfigurationError(f"memory size {text!r} is below the minimum of 16 MiB")
+    return size
+
+
+@dataclass(frozen=True)
+class SQLLimits:
+    """What one query may use.
+
+    ``memory`` is how much the worker's address space may grow while the query
+    runs (DuckDB's own memory limit is half of it); ``threads`` are DuckDB's
+    threads for the query; ``max_rows`` rows come back at most (beyond that the
+    result is truncated, or refused by ``Table.sql``); ``max_result_bytes``
+    bounds the size of what comes back; ``max_query_chars`` bounds the query text.
+
+    Example:
+        >>> SQLLimits().threads
+        1
+    """
+
+    seconds: float = 5.0
+    memory: str = "256MB"
+    threads: int = 1
+    max_rows: int = 10_000
+    max_query_chars: int = 20_000
+    max_result_bytes: int = 16 * 2**20
+
+    def __post_init__(self) -> None:
+        memory_bytes(self.memory)
+        if not self.seconds > 0:
+            raise ConfigurationError(f"seconds must be positive, got {self.seconds!r}")
+        for name in ("threads", "max_rows", "max_query_chars", "max_result_bytes"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigurationError(f"{name} must be a positive integer, got {value!r}")
+
+
+@dataclass(frozen=True)
+class TableInput:
+    """A table sent with a query: its SQL name, a cache key and how to build its data.
+
+    ``data()`` returns a pandas DataFrame or ``{"columns": [names], "cells":
+    [one sequence of text per column]}``. With a ``key``, a worker keeps the table
+    and later queries with the same key do not send it again (``data`` is then
+    not called); the key must change whenever the data does.
+    """
+
+    name: str
+    data: Callable[[], Any]
+    key: str | None = None
+    cells: int = 0
+
+
+def _env_limits() -> SQLLimits:
+    threads = os.environ.get("TABLEREASON_SQL_THREADS")
+    try:
+        return SQLLimits(
+            seconds=10.0,
+            memory=os.environ.get("TABLEREASON_SQL_MEMORY", "1GiB"),
+            threads=int(threads) if threads else min(2, os.cpu_count() or 1),
+            max_rows=1_000_000,
+            max_query_chars=100_000,
+            max_result_bytes=512 * 2**20,
+        )
+    except ValueError as error:
+        raise ConfigurationError(f"TABLEREASON_SQL_THREADS: {error}") from None
+
+
+_table_limits: SQLLimits | None = None
+
+
+def table_sql_limits() -> SQLLimits:
+    """The limits ``Table.sql`` runs with (its ``timeout_s`` replaces ``seconds``).
+
+    Defaults: 1 GiB of memory, ``min(2, cores)`` threads, 1,000,000 rows, 512 MiB
+    of result, 100,000 characters of query; ``TABLEREASON_SQL_MEMORY`` and
+    ``TABLEREASON_SQL_THREADS`` change the first two.
+    """
+    global _table_limits
+    if _table_limits is None:
+        _table_limits = _env_limits()
+    return _table_limits
+
+
+def set_table_sql_limits(limits: SQLLimits | None) -> None:
+    """Set the limits ``Table.sql`` runs with (``None`` restores the defaults)."""
+    global _table_limits
+    _table_limits = limits
+
+
+def execute(
+    tables: Sequence[TableInput], sql: str, limits: SQLLimits
+) -> tuple[list[str], list[tuple[Any, ...]], bool]:
+    """Run one checked SELECT over ``tables`` in a worker: columns, rows, truncated.
+
+    Raises:
+        SQLTimeoutError: It ran past ``limits.seconds``.
+        SQLResourceError: It needed more than ``limits.memory``, or its result
+            passed ``limits.max_result_bytes``.
+        SQLError: DuckDB refused or failed it (the message is DuckDB's first line).
+    """
+    with _pool().worker() as worker:
+        reply = worker.query(tables, sql, limits)
+    kind = reply[0]
+    if kind == "ok":
+        rows = reply[2]
+        return reply[1], rows[: limits.max_rows], len(rows) > limits.max_rows
+    reason, detail = reply[1], reply[2]
+    if reason == "timeout":
+        raise SQLTimeoutError(
+            f"the query ran longer than {limits.seconds:g} s and was stopped; simplify it"
+        )
+    if reason == "memory":
+        raise SQLResourceError(
+            f"the query needed more than {limits.memory} of memory and was stopped; "
+            "filter or aggregate sooner, or build smaller values"
+        )
+    if reason == "result":
+        raise SQLResourceError(
+            f"the result is larger than {limits.max_result_bytes // 2**20} MiB; "
+            "select fewer rows or columns, or aggregate"
+        )
+    raise SQLError(f"the query failed: {detail}")
+
+
+class _Dead(Exception):
+    """The worker exited or stopped answering."""
+
+
+class _Worker:
+    """One worker process and what it is known to cache."""
+
+    def __init__(self) -> None:
+        script = Path(sqlworker.__file__)
+        self._proc = subprocess.Popen(
+            [sys.executable, "-I", str(script)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={},
+            cwd=script.parent,
+            close_fds=True,
+        )
+        self._keys: OrderedDict[str, None] = OrderedDict()
+        self.alive = True
+
+    def query(self, tables: Sequence[TableInput], sql: str, limits: SQLLimits) -> tuple[Any, ...]:
+        budget = memory_bytes(limits.memory)
+        settings = {
+            "seconds": limits.seconds, "memory": budget, "duckdb_memory": budget // 2,
+            "threads": limits.threads, "max_rows": limits.max_rows,
+            "max_result_bytes": limits.max_result_bytes,
+        }  # fmt: skip
+        send_all = False
+        for _ in range(2):
+            entries, cells = [], 0
+            for table in tables:
+                known = table.key is not None and table.key in self._keys and not send_all
+                entries.append((table.name, table.key, None if known else table.data()))
+                cells += 0 if known else table.cells
+            reply = self._exchange(
+                {"sql": sql, "tables": entries, "limits": settings},
+                limits.seconds + _GRACE_S + _SEND_S_PER_MILLION_CELLS * cells / 1e6,
+                limits,
+            )
+            for table in tables:
+                if table.key is not None:
+                    self._keys[table.key] = None
+                    self._keys.move_to_end(table.key)
+            while len(self._keys) > _KNOWN_KEYS:
+                self._keys.popitem(last=False)
+            if reply[0] != "missing":
+                return reply
+            send_all = True
+        return ("error", "sql", "the SQL worker lost the query's tables")
+
+    def _exchange(
+        self, request: dict[str, Any], seconds: float, limits: SQLLimits
+    ) -> tuple[Any, ...]:
+        try:
+            sqlworker.write_message(self._stdin(), request)
+            return _decode(self._read(time.monotonic() + seconds))
+        except _Dead as dead:
+            self.close()
+            if dead.args and dead.args[0] == "late":
+                raise SQLTimeoutError(
+                    f"the query ran longer than {limits.seconds:g} s and was stopped; simplify it"
+                ) from None
+            raise SQLResourceError(
+                "the SQL worker stopped while running the query (most likely it ran out "
+                f"of its {limits.memory} of memory); simplify the query"
+            ) from None
+        except (BrokenPipeError, OSError):
+            self.close()
+            raise SQLError("the SQL worker stopped; run the query again") from None
+
+    def _stdin(self) -> int:
+        assert self._proc.stdin is not None
+        return self._proc.stdin.fileno()
+
+    def _read(self, deadline: float) -> bytes:
+        header = self._read_exact(sqlworker.HEADER.size, deadline)
+        return self._read_exact(sqlworker.HEADER.unpack(header)[0], deadline)
+
+    def _read_exact(self, size: int, deadline: float) -> bytes:
+        assert self._proc.stdout is not None
+        fd = self._proc.stdout.fileno()
+        chunks: list[bytes] = []
+        while size:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise _Dead("late")
+            chunk = os.read(fd, min(size, 1 << 20))
+            if not chunk:
+                raise _Dead("exited")
+            chunks.append(chunk)
+            size -= len(chunk)
+        return b"".join(chunks)
+
+    def close(self) -> None:
+        """Stop the process (at once) and forget it."""
+        self.alive = False
+        if self._proc.poll() is None:
+            self._proc.kill()
+        for stream in (self._proc.stdin, self._proc.stdout):
+            if stream is not None:
+                with suppress(OSError):
+                    stream.close()
+        self._proc.wait()
+
+
+class _Decoder(pickle.Unpickler):
+    """Unpickles only plain values (see :func:`tablereason.sqlworker.plain`)."""
+
+    _ALLOWED: ClassVar[frozenset[tuple[str, str]]] = frozenset(
+        {("decimal", "Decimal"), ("datetime", "date"), ("datetime", "datetime"),
+         ("datetime", "time"), ("datetime", "timedelta")}
+    )  # fmt: skip
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) not in self._ALLOWED:
+            raise pickle.UnpicklingError(f"{module}.{name} is not a plain value")
+        return super().find_class(module, name)
+
+
+def _decode(payload: bytes) -> tuple[Any, ...]:
+    try:
+        reply = _Decoder(io.BytesIO(payload)).load()
+    except Exception as error:
+        raise SQLError(f"the SQL worker sent a reply that is not plain data: {error}") from None
+    if not isinstance(reply, tuple) or not reply:
+        raise SQLError("the SQL worker sent a malformed reply")
+    return reply
+
+
+class _Pool:
+    """Worker processes shared by the threads of this process (``size`` at most)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._idle: list[_Worker] = []
+        self._count = 0
+        self._cond = threading.Condition()
+        self.pid = os.getpid()
+
+    @contextmanager
+    def worker(self) -> Iterator[_Worker]:
+        with self._cond:
+            while not self._idle and self._count >= self.size:
+                self._cond.wait()
+            worker = self._idle.pop() if self._idle else None
+            if worker is None:
+                self._count += 1
+        if worker is None:
+            try:
+                worker = _Worker()
+            except OSError as error:
+                with self._cond:
+                    self._count -= 1
+                    self._cond.notify()
+                raise SQLError(f"could not start the SQL worker: {error}") from None
+        try:
+            yield worker
+        finally:
+            with self._cond:
+                if worker.alive:
+                    self._idle.append(worker)
+                else:
+                    self._count -= 1
+                self._cond.notify()
+
+    def close(self) -> None:
+        with self._cond:
+            idle, self._idle = self._idle, []
+            self._count -= len(idle)
+        for worker in idle:
+            worker.close()
+
+
+_pool_instance: _Pool | None = None
+_pool_lock = threading.Lock()
+
+
+def _pool() -> _Pool:
+    global _pool_instance
+    with _pool_lock:
+        if _pool_instance is None or _pool_instance.pid != os.getpid():  # first use, or after fork
+            size = os.environ.get("TABLEREASON_SQL_WORKERS", "2")
+            try:
+                _pool_instance = _Pool(max(1, int(size)))
+            except ValueError:
+                raise ConfigurationError(
+                    f"TABLEREASON_SQL_WORKERS must be a whole number, got {size!r}"
+                ) from None
+        return _pool_instance
+
+
+def _close_pool() -> None:
+    if _pool_instance is not None and _pool_instance.pid == os.getpid():
+        _pool_instance.close()
+
+
+atexit.register(_close_pool)
+
+
+def with_seconds(limits: SQLLimits, seconds: float) -> SQLLimits:
+    """``limits`` with another time limit."""
+    return replace(limits, seconds=seconds)
