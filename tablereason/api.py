@@ -10,15 +10,13 @@ Example:
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
-from tablereason.errors import ConfigurationError, MissingDependencyError, TableParseError
+from tablereason.errors import ConfigurationError
 from tablereason.llm.base import LLM
+from tablereason.readers import DELIMITERS, read_table_file, sniff_delimiter
 from tablereason.resolve import build_method, resolve_llm, run_example, takes_table
 from tablereason.trace import Prediction
 
@@ -30,11 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
 TableSource = Union["Table", "pd.DataFrame", str, os.PathLike]
 """What :func:`ask` and :func:`load_table` accept: a Table, a DataFrame or a file path."""
 
-DELIMITERS = (",", ";", "\t", "|")
-_SAMPLE_BYTES = 64 * 1024
-_TSV_SUFFIXES = (".tsv", ".tab")
-_JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
-_EXCEL_SUFFIXES = (".xlsx", ".xlsm", ".xls")
+__all__ = ["DELIMITERS", "TableSource", "ask", "load_table", "sniff_delimiter"]
 
 
 def load_table(
@@ -69,123 +63,13 @@ def load_table(
     if isinstance(source, Table):
         return source
     if isinstance(source, (str, os.PathLike)):
-        return _read_file(Path(source), caption, delimiter)
+        return read_table_file(Path(source), caption, delimiter)
     if type(source).__name__ == "DataFrame":
         return Table.from_pandas(source, caption=caption)
     raise ConfigurationError(
         f"cannot read a table from {type(source).__name__}; pass a Table, a pandas DataFrame "
         "or the path of a CSV, TSV, JSON or Excel file"
     )
-
-
-def _read_file(path: Path, caption: str | None, delimiter: str | None) -> Table:
-    from tablereason.table import Table
-
-    if not path.is_file():
-        raise TableParseError(f"{path}: no such file; give the path of a CSV, TSV or JSON table")
-    suffix = path.suffix.lower()
-    if suffix in _JSON_SUFFIXES:
-        header, rows = _json_rows(path)
-        return Table.from_records(header, rows, caption=caption)
-    if suffix in _EXCEL_SUFFIXES:
-        return _read_excel(path, caption)
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8-sig")
-        utf8 = True
-    except UnicodeDecodeError:  # Excel on Windows writes the ANSI code page
-        text, utf8 = raw.decode("cp1252", errors="replace"), False
-    first, _, rest = text.partition("\n")
-    explicit = first.strip().lower()
-    if explicit.startswith("sep=") and len(explicit) == 5:  # Excel's separator hint
-        delimiter, text, utf8 = first.strip()[4], rest, False
-    if delimiter is None:
-        delimiter = "\t" if suffix in _TSV_SUFFIXES else sniff_delimiter(text[:_SAMPLE_BYTES])
-    escape = "\\" if '\\"' in text[:_SAMPLE_BYTES] else None
-    if utf8:
-        return Table.from_csv(path, caption=caption, delimiter=delimiter, escape=escape)
-    reader = csv.reader(
-        io.StringIO(text, newline=""),
-        delimiter=delimiter,
-        escapechar=escape,
-        doublequote=escape is None,
-    )
-    try:
-        records = list(reader)
-    except csv.Error as err:
-        raise TableParseError(f"{path}: line {reader.line_num}: {err}") from err
-    if not records:
-        raise TableParseError(f"{path}: the file is empty; expected a header line")
-    return Table.from_records(records[0], records[1:], caption=caption)
-
-
-def sniff_delimiter(sample: str) -> str:
-    r"""Guess the field separator of CSV text: the candidate giving the most, equal columns.
-
-    Example:
-        >>> sniff_delimiter('name;score\n"Ann";1,5\n"Bo";2,0\n')
-        ';'
-    """
-    lines = sample.splitlines()[:30]
-    if len(sample) >= _SAMPLE_BYTES and len(lines) > 1:
-        lines = lines[:-1]  # the last line may be cut
-    best, best_width = ",", 1
-    for candidate in DELIMITERS:
-        try:
-            widths = {len(row) for row in csv.reader(lines, delimiter=candidate) if row}
-        except csv.Error:
-            continue
-        if len(widths) == 1 and (width := widths.pop()) > best_width:
-            best, best_width = candidate, width
-    return best
-
-
-def _json_rows(path: Path) -> tuple[list[Any], list[list[Any]]]:
-    text = path.read_text(encoding="utf-8-sig")
-    try:
-        if path.suffix.lower() in (".jsonl", ".ndjson"):
-            data: Any = [json.loads(line) for line in text.splitlines() if line.strip()]
-        else:
-            data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise TableParseError(f"{path}: not valid JSON ({err})") from err
-    if isinstance(data, dict):
-        if "columns" in data and "data" in data:
-            return list(data["columns"]), [list(r) for r in data["data"]]
-        if "header" in data and "rows" in data:
-            return list(data["header"]), [list(r) for r in data["rows"]]
-        if data and all(isinstance(v, list) for v in data.values()):
-            header = list(data)
-            height = max(len(v) for v in data.values())
-            return header, [[_at(data[k], i) for k in header] for i in range(height)]
-    if isinstance(data, list) and data and all(isinstance(r, dict) for r in data):
-        header = list(dict.fromkeys(k for record in data for k in record))
-        return header, [[record.get(k) for k in header] for record in data]
-    if isinstance(data, list) and data and all(isinstance(r, list) for r in data):
-        return list(data[0]), [list(r) for r in data[1:]]
-    raise TableParseError(
-        f"{path}: expected a list of records, a list of rows with the header first, "
-        '{"columns": [...], "data": [[...]]} or {"header": [...], "rows": [[...]]}'
-    )
-
-
-def _at(values: list[Any], index: int) -> Any:
-    return values[index] if index < len(values) else None
-
-
-def _read_excel(path: Path, caption: str | None) -> Table:
-    import pandas as pd
-
-    from tablereason.table import Table
-
-    try:
-        frame = pd.read_excel(path, dtype=str, keep_default_na=False)
-    except ImportError as err:
-        raise MissingDependencyError(
-            f"reading {path.suffix} files needs openpyxl: pip install openpyxl "
-            "(or export the sheet as CSV)"
-        ) from err
-    return Table.from_pandas(frame, caption=caption)
 
 
 def ask(

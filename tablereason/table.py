@@ -31,6 +31,7 @@ from sqlglot import exp
 from tablereason import formats, storage
 from tablereason.errors import (
     TableError,
+    TableParseError,
     UnknownColumnError,
     closest,
 )
@@ -40,7 +41,7 @@ from tablereason.storage import Store, to_text
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-_CSV_CHUNK = 50_000
+_CHUNK_CELLS = 100_000  # cells per chunk streamed into DuckDB (memory vs. calls)
 
 
 class Step(BaseModel):
@@ -194,14 +195,43 @@ class Table:
             TableParseError: If the file is not valid CSV.
             TableError: If the file is empty.
         """
-        reader = formats.read_csv_rows(Path(path), delimiter=delimiter, escape=escape)
+        rows = formats.read_csv_rows(Path(path), delimiter=delimiter, escape=escape)
+        return cls.from_rows(rows, caption, source=str(path))
+
+    @classmethod
+    def from_rows(
+        cls,
+        rows: Iterable[list[str]],
+        caption: str | None = None,
+        *,
+        source: str = "the input",
+    ) -> Table:
+        """Build a table from a stream of text rows, the first being the header.
+
+        Rows stream into DuckDB in chunks, so a long stream is never held in Python
+        at once; rows are padded or widen the table as in :meth:`from_records`.
+
+        Args:
+            rows: Rows of text cells (lists, which may be padded in place), header first.
+            caption: The table's caption.
+            source: What the rows come from, for the message when there are none.
+
+        Raises:
+            TableParseError: If there is no header row.
+
+        Example:
+            >>> Table.from_rows(iter([["a", "b"], ["1"]])).to_records()
+            [['a', 'b'], ['1', '']]
+        """
+        reader = iter(rows)
         labels = next(reader, None)
         if labels is None:
-            raise TableError(f"{path}: the file is empty; expected a header line")
+            raise TableParseError(f"{source}: the file is empty; expected a header line")
         chunk: list[list[str]] = []
+        chunk_rows = max(1, _CHUNK_CELLS // max(1, len(labels)))
         for row in reader:
             chunk.append(row)
-            if len(chunk) >= _CSV_CHUNK:
+            if len(chunk) >= chunk_rows:
                 break
         else:  # the whole file fits in one chunk
             return cls.from_records(labels, chunk, caption)
@@ -212,7 +242,7 @@ class Table:
         n, chunk = len(chunk), []
         for row in reader:
             chunk.append(row)
-            if len(chunk) >= _CSV_CHUNK:
+            if len(chunk) >= chunk_rows:
                 width = cls._append_chunk(store, base, width, n, chunk)
                 n += len(chunk)
                 chunk = []

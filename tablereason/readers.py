@@ -1,0 +1,279 @@
+"""Reading table files: CSV and TSV, JSON and JSON lines, Excel workbooks.
+
+Every reader streams where the format allows it: CSV, TSV and JSON lines go row by row
+into DuckDB (see :meth:`~tablereason.table.Table.from_rows`), so loading a large file
+holds only a chunk of rows in Python; a JSON document is parsed whole (Python has no
+streaming JSON parser), up to :data:`MAX_JSON_BYTES`. Text files are decoded as
+:mod:`tablereason.file_text` describes, which also refuses files that are not text;
+workbooks are checked before they are expanded (:mod:`tablereason.workbooks`).
+
+Every failure to read a file is a :class:`~tablereason.errors.TableParseError` that
+names the file and says what to do.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Generator, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tablereason.errors import TableError, TableParseError
+from tablereason.file_text import SAMPLE_BYTES, check_text, sniff_encoding
+from tablereason.storage import to_text
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.table import Table
+
+DELIMITERS = (",", ";", "\t", "|")
+MAX_COLUMNS = 10_000
+"""Widest table a file may hold; a wider row is refused (it is almost surely not a table)."""
+MAX_JSON_BYTES = 256 * 1024 * 1024
+"""Largest JSON document read (it is parsed whole); JSON lines and CSV have no limit."""
+TSV_SUFFIXES = (".tsv", ".tab")
+JSON_SUFFIXES = (".json",)
+JSON_LINES_SUFFIXES = (".jsonl", ".ndjson")
+EXCEL_SUFFIXES = (".xlsx", ".xlsm", ".xls")
+
+
+def read_table_file(path: Path, caption: str | None, delimiter: str | None) -> Table:
+    """Read a table file, choosing the reader by the file's suffix.
+
+    Args:
+        path: The file.
+        caption: Caption of the table.
+        delimiter: Field separator for text files; guessed when ``None``.
+
+    Returns:
+        The table; cells are text exactly as given.
+
+    Raises:
+        TableParseError: When the file is missing or cannot be read as a table.
+        MissingDependencyError: For ``.xlsx`` without ``openpyxl``.
+    """
+    if not path.exists():
+        raise TableParseError(f"{path}: no such file; give the path of a CSV, TSV or JSON table")
+    if path.is_dir():
+        raise TableParseError(f"{path}: is a folder; give the path of a table file inside it")
+    if not path.is_file():
+        raise TableParseError(
+            f"{path}: not a regular file (a device or a pipe?); save the table to a file first"
+        )
+    suffix = path.suffix.lower()
+    try:
+        if suffix in EXCEL_SUFFIXES:
+            from tablereason.workbooks import read_workbook
+
+            return read_workbook(path, caption)
+        if suffix in JSON_SUFFIXES:
+            return _read_json(path, caption)
+        if suffix in JSON_LINES_SUFFIXES:
+            return _read_json_lines(path, caption)
+        return _read_delimited(path, caption, delimiter, tsv=suffix in TSV_SUFFIXES)
+    except TableParseError:
+        raise
+    except TableError as err:  # e.g. no column at all
+        raise TableParseError(f"{path}: {err}") from err
+    except RecursionError as err:
+        raise TableParseError(
+            f"{path}: nested too deeply to read as a table; give a flat table (rows of cells)"
+        ) from err
+    except UnicodeError as err:
+        raise TableParseError(
+            f"{path}: cannot be decoded as text ({err}); re-save it as UTF-8"
+        ) from err
+    except OSError as err:
+        raise TableParseError(f"{path}: cannot be read ({err.strerror or err})") from err
+
+
+def sniff_delimiter(sample: str) -> str:
+    r"""Guess the field separator of CSV text: the candidate giving the most, equal columns.
+
+    Example:
+        >>> sniff_delimiter('name;score\n"Ann";1,5\n"Bo";2,0\n')
+        ';'
+    """
+    lines = sample.splitlines()[:30]
+    if len(sample) >= SAMPLE_BYTES and len(lines) > 1:
+        lines = lines[:-1]  # the last line may be cut
+    best, best_width = ",", 1
+    for candidate in DELIMITERS:
+        try:
+            widths = {len(row) for row in csv.reader(lines, delimiter=candidate) if row}
+        except csv.Error:
+            continue
+        if len(widths) == 1 and (width := widths.pop()) > best_width:
+            best, best_width = candidate, width
+    return best
+
+
+def _read_delimited(path: Path, caption: str | None, delimiter: str | None, *, tsv: bool) -> Table:
+    from tablereason.table import Table
+
+    encoding = sniff_encoding(path)
+    with path.open(encoding=encoding, errors="replace", newline="") as handle:
+        sample = handle.read(SAMPLE_BYTES)
+    check_text(sample, path)
+    first, _, rest = sample.partition("\n")
+    hint = first.strip()
+    skip_first = hint.lower().startswith("sep=") and len(hint) == 5  # Excel's separator line
+    if skip_first:
+        delimiter, sample = hint[4], rest
+    if delimiter is None:
+        delimiter = "\t" if tsv else sniff_delimiter(sample)
+    escape = "\\" if '\\"' in sample else None
+    rows = _csv_rows(path, encoding, delimiter, escape, skip_first=skip_first)
+    return Table.from_rows(rows, caption, source=str(path))
+
+
+def _csv_rows(
+    path: Path, encoding: str, delimiter: str, escape: str | None, *, skip_first: bool
+) -> Iterator[list[str]]:
+    with path.open(encoding=encoding, errors="replace", newline="") as handle:
+        offset = 0
+        if skip_first:
+            handle.readline()
+            offset = 1
+        reader = csv.reader(
+            handle, delimiter=delimiter, escapechar=escape, doublequote=escape is None
+        )
+        try:
+            for row in reader:
+                if len(row) > MAX_COLUMNS:
+                    raise _too_wide(path, reader.line_num + offset, len(row))
+                yield row
+        except csv.Error as err:
+            raise TableParseError(
+                f"{path}: line {reader.line_num + offset}: {err}; check the quoting, or give "
+                "the separator with delimiter=..."
+            ) from err
+
+
+def _too_wide(path: Path, line: int, width: int) -> TableParseError:
+    return TableParseError(
+        f"{path}: line {line} has {width:,} fields, more than the {MAX_COLUMNS:,} a table may "
+        "have; is the separator right (delimiter=...)?"
+    )
+
+
+def _read_json(path: Path, caption: str | None) -> Table:
+    from tablereason.table import Table
+
+    size = path.stat().st_size
+    if size > MAX_JSON_BYTES:
+        raise TableParseError(
+            f"{path}: a {size / 2**20:,.0f} MiB JSON document is larger than the "
+            f"{MAX_JSON_BYTES // 2**20} MiB read whole; write it as JSON lines (.jsonl, one "
+            "record per line) or CSV, which stream"
+        )
+    encoding = sniff_encoding(path)
+    text = path.read_text(encoding=encoding, errors="replace")
+    check_text(text[:SAMPLE_BYTES], path)
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise TableParseError(f"{path}: not valid JSON ({err}); fix the file") from err
+    del text
+    header, rows = _json_table(data, path)
+    return Table.from_rows(_text_rows(path, header, rows), caption, source=str(path))
+
+
+def _json_table(data: Any, path: Path) -> tuple[list[Any], Iterator[list[Any]]]:
+    """The header and rows of a parsed JSON document in one of the accepted layouts."""
+    if isinstance(data, dict):
+        if "columns" in data and "data" in data and _rows_of_lists(data["data"]):
+            return _as_list(data["columns"], path), (list(r) for r in data["data"])
+        if "header" in data and "rows" in data and _rows_of_lists(data["rows"]):
+            return _as_list(data["header"], path), (list(r) for r in data["rows"])
+        if data and all(isinstance(v, list) for v in data.values()):
+            header = list(data)
+            height = max(len(v) for v in data.values())
+            return header, ([_at(data[k], i) for k in header] for i in range(height))
+    if isinstance(data, list) and data and all(isinstance(r, dict) for r in data):
+        header = list(dict.fromkeys(k for record in data for k in record))
+        return header, ([record.get(k) for k in header] for record in data)
+    if isinstance(data, list) and data and all(isinstance(r, list) for r in data):
+        return list(data[0]), (list(r) for r in data[1:])
+    raise TableParseError(
+        f"{path}: expected a list of records, a list of rows with the header first, "
+        '{"columns": [...], "data": [[...]]} or {"header": [...], "rows": [[...]]}'
+    )
+
+
+def _rows_of_lists(rows: Any) -> bool:
+    return isinstance(rows, list) and all(isinstance(r, list) for r in rows)
+
+
+def _as_list(header: Any, path: Path) -> list[Any]:
+    if not isinstance(header, list):
+        raise TableParseError(f"{path}: the header must be a list of names, got {header!r:.60}")
+    return header
+
+
+def _at(values: list[Any], index: int) -> Any:
+    return values[index] if index < len(values) else None
+
+
+def _text_rows(path: Path, header: list[Any], rows: Iterator[list[Any]]) -> Iterator[list[str]]:
+    if len(header) > MAX_COLUMNS:
+        raise _too_wide(path, 1, len(header))
+    yield [to_text(h) for h in header]
+    for number, row in enumerate(rows, start=2):
+        if len(row) > MAX_COLUMNS:
+            raise _too_wide(path, number, len(row))
+        yield [to_text(c) for c in row]
+
+
+def _read_json_lines(path: Path, caption: str | None) -> Table:
+    """JSON lines: records (the header is every key, in order of appearance) or rows.
+
+    Read twice, streaming: once for the header, once for the rows.
+    """
+    from tablereason.table import Table
+
+    encoding = sniff_encoding(path)
+    with path.open(encoding=encoding, errors="replace") as handle:
+        check_text(handle.read(SAMPLE_BYTES), path)
+    lines = _json_lines(path, encoding)
+    first = next(lines, None)
+    lines.close()
+    if first is None:
+        raise TableParseError(f"{path}: the file is empty; expected one JSON record per line")
+    if isinstance(first[1], list):  # rows, the header first
+        rows = (_expect(value, list, path, n) for n, value in _json_lines(path, encoding))
+        return Table.from_rows(_text_rows(path, next(rows), rows), caption, source=str(path))
+    keys: dict[str, None] = {}
+    for number, value in _json_lines(path, encoding):
+        keys.update(dict.fromkeys(_expect(value, dict, path, number)))
+        if len(keys) > MAX_COLUMNS:
+            raise _too_wide(path, number, len(keys))
+    header = list(keys)
+    records = (
+        [record.get(k) for k in header]
+        for record in (value for _, value in _json_lines(path, encoding))
+    )
+    return Table.from_rows(_text_rows(path, header, records), caption, source=str(path))
+
+
+def _json_lines(path: Path, encoding: str) -> Generator[tuple[int, Any], None, None]:
+    with path.open(encoding=encoding, errors="replace") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield number, json.loads(line)
+            except json.JSONDecodeError as err:
+                raise TableParseError(
+                    f"{path}: line {number} is not valid JSON ({err}); fix that line"
+                ) from err
+
+
+def _expect(value: Any, kind: type, path: Path, number: int) -> Any:
+    if not isinstance(value, kind):
+        what = "records (objects)" if kind is dict else "rows (lists)"
+        raise TableParseError(
+            f"{path}: line {number} is {type(value).__name__}, but the first line makes this "
+            f"a file of {what}; every line must be one"
+        )
+    return value
