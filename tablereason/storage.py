@@ -2,9 +2,10 @@
 
 All tables live in one in-process DuckDB database that is locked down before
 any data enters it: external access (files, network, extension loading) is
-disabled and the configuration is locked, so SQL run on it, model-written SQL
-included, reaches nothing but the tables. Data is loaded from Python objects,
-never from paths.
+disabled and the configuration is locked, with a memory limit and a thread
+count for a shared machine (:func:`configure_database`). Data is loaded from
+Python objects, never from paths. Model-written SQL never runs here: it runs in
+a worker that holds only the table it was given (:mod:`tablereason.sqlengine`).
 
 A :class:`Store` is one connection (a cursor on that database) with its own
 lock, shared by a source table and every table derived from it. Physical
@@ -34,6 +35,8 @@ import numpy as np
 import sqlglot
 from sqlglot import exp
 
+from tablereason.errors import ConfigurationError
+
 RID = "__rid"
 SMALL_LOAD = 2000  # rows up to which data is bound as list parameters rather than a DataFrame
 SMALL_CELLS = 10_000
@@ -47,12 +50,70 @@ _database_lock = threading.Lock()
 _names = itertools.count()
 
 
+_settings: dict[str, str | int] = {}
+
+
+def configure_database(memory_limit: str | None = None, threads: int | None = None) -> None:
+    """Set the process-wide database's memory limit and threads (before its first use).
+
+    Defaults: half of the machine's memory and ``min(4, cores)`` threads, or the
+    ``TABLEREASON_DUCKDB_MEMORY`` and ``TABLEREASON_DUCKDB_THREADS`` environment
+    variables. Model-written SQL never runs on this database (see
+    :mod:`tablereason.sqlengine`); these bound the package's own queries.
+
+    Raises:
+        ConfigurationError: The database is already in use (its configuration is
+            locked), or a value is invalid.
+    """
+    with _database_lock:
+        if _database is not None:
+            raise ConfigurationError(
+                "the database is already in use and its configuration is locked; "
+                "call configure_database() before the first table is built"
+            )
+        if memory_limit is not None:
+            _settings["memory_limit"] = str(memory_limit)
+        if threads is not None:
+            if not isinstance(threads, int) or threads < 1:
+                raise ConfigurationError(f"threads must be a positive integer, got {threads!r}")
+            _settings["threads"] = threads
+
+
+def database_settings() -> dict[str, str | int]:
+    """The memory limit and thread count the process-wide database uses (or will use)."""
+    import os
+
+    memory = os.environ.get("TABLEREASON_DUCKDB_MEMORY")
+    if memory is None:
+        try:
+            total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+            memory = f"{max(total // 2 // 2**20, 256)}MiB"
+        except (ValueError, OSError, AttributeError):  # no sysconf
+            memory = "4GiB"
+    threads = os.environ.get("TABLEREASON_DUCKDB_THREADS")
+    return {
+        "memory_limit": memory,
+        "threads": int(threads) if threads and threads.isdigit() else min(4, os.cpu_count() or 1),
+        **_settings,
+    }
+
+
 def database() -> duckdb.DuckDBPyConnection:
     """The process-wide, locked-down DuckDB database (created on first use)."""
     global _database
     with _database_lock:
         if _database is None:
-            conn = duckdb.connect(":memory:", config={"preserve_insertion_order": True})
+            config: dict[str, str | bool | int | float | list[str]] = {
+                "preserve_insertion_order": True,
+                **database_settings(),
+            }
+            try:
+                conn = duckdb.connect(":memory:", config=config)
+            except duckdb.Error as error:
+                raise ConfigurationError(
+                    f"invalid database settings {database_settings()}: {error}; "
+                    "check TABLEREASON_DUCKDB_MEMORY and TABLEREASON_DUCKDB_THREADS"
+                ) from None
             conn.execute("SET enable_external_access = false")
             conn.execute("SET lock_configuration = true")
             _database = conn
