@@ -33,6 +33,7 @@ from tablereason.errors import (
     TableReasonError,
     UnknownNameError,
 )
+from tablereason.terminal import visible, visible_json
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
@@ -59,16 +60,22 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
-    from tablereason.api import ask
+    from tablereason.api import ask, load_table
     from tablereason.resolve import resolve_llm
 
-    llm = resolve_llm(args.model, base_url=args.base_url, cache=args.cache, offline=args.offline)
+    table = load_table(args.table, caption=args.caption)  # a bad file fails before any model
+    llm = resolve_llm(
+        args.model,
+        base_url=args.base_url,
+        endpoint=args.endpoint,
+        cache=args.cache,
+        offline=args.offline,
+    )
     prediction = ask(
-        args.table,
+        table,
         args.question,
         method=args.method,
         llm=llm,
-        caption=args.caption,
         task=args.task,
         **_options(args),
     )
@@ -80,10 +87,10 @@ def _cmd_ask(args: argparse.Namespace) -> int:
             "error": prediction.error,
             "trace": prediction.trace.to_dict(),
         }
-        print(json.dumps(payload, ensure_ascii=False))
+        print(visible_json(json.dumps(payload, ensure_ascii=False)))
     elif args.answer_only:
         answer = prediction.answer
-        print(" | ".join(answer) if isinstance(answer, list) else answer)
+        print(" | ".join(map(visible, answer)) if isinstance(answer, list) else visible(answer))
     else:
         prediction.print(max_rows=args.max_rows)
         if args.html:
@@ -115,6 +122,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         method=args.method,
         model=args.model,
         base_url=args.base_url,
+        endpoint=args.endpoint,
         options={k: v for k, v in _options(args).items() if k != "profile"},
         profile=args.profile,
         limit=args.limit,
@@ -166,10 +174,10 @@ def _cmd_merge(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     run = out.parent if out.name == RESULTS_FILE else out
+    summary = visible(summarize(merged.path).to_text(), lines=True)
     print(
         f"merged {len(merged.shards)} of {merged.count} shards ({merged.records:,} results) "
-        f"into {merged.path}\n{summarize(merged.path).to_text()}\n"
-        f"report:  tablereason report {run}"
+        f"into {merged.path}\n{summary}\nreport:  tablereason report {run}"
     )
     return EXIT_OK
 
@@ -177,7 +185,7 @@ def _cmd_merge(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     from tablereason.evaluate.report import build_report
 
-    print(build_report(args.run, out_dir=args.out, top=args.top).to_text())
+    print(visible(build_report(args.run, out_dir=args.out, top=args.top).to_text(), lines=True))
     return EXIT_OK
 
 
@@ -255,7 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("tablereason: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except (TableReasonError, FileNotFoundError) as error:
-        print(f"tablereason: error: {error}", file=sys.stderr)
+        print(f"tablereason: error: {visible(error, lines=True)}", file=sys.stderr)
         return exit_code(error)
     sys.stdout.flush()
     return code

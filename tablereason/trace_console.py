@@ -1,7 +1,11 @@
 """Terminal rendering of traces: each step, each intermediate table, and the answer.
 
 Uses ``rich`` when it is installed (coloured tables, added columns and rows in
-green); otherwise prints plain text tables. Works on the JSON form of a trace.
+green); otherwise prints plain text tables. Works on the JSON form of a trace. Every
+text that came from a table or a model (cells, names, arguments, replies, errors) is
+shown through :func:`tablereason.terminal.visible`, so control characters in it are
+printed as escapes instead of acting on the terminal. A table that the trace kept as
+a window of its first rows is captioned with its full row count.
 
 Example:
     >>> import io
@@ -19,20 +23,22 @@ import sys
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from tablereason.trace_html import TableDict, diff_tables
+from tablereason.terminal import visible
+from tablereason.trace_html import TableDict, TableDiff, diff_tables, row_count
 
 
 def _answer_text(answer: Any) -> str:
     if isinstance(answer, list):
-        return " | ".join(str(a) for a in answer)
-    return "" if answer is None else str(answer)
+        return " | ".join(visible(a) for a in answer)
+    return "" if answer is None else visible(answer, lines=True)
 
 
 def _args_text(arguments: Mapping[str, Any]) -> str:
     shown = {k: v for k, v in arguments.items() if k not in ("allowed", "chain")}
     text = ", ".join(
-        f"{k}={json.dumps(v, ensure_ascii=False, default=str)}" for k, v in shown.items()
+        f"{visible(k)}={json.dumps(v, ensure_ascii=False, default=str)}" for k, v in shown.items()
     )
+    text = visible(text)
     return text if len(text) <= 160 else text[:160] + " …"
 
 
@@ -76,6 +82,22 @@ def print_trace(
         _print_plain(trace, stream, max_rows, answer, error)
 
 
+def _diff(before: TableDict | None, table: TableDict) -> tuple[TableDiff | None, bool]:
+    """What to highlight (``None`` when nothing came before), and whether it changed.
+
+    Tables kept as a window are compared by columns and row counts only.
+    """
+    if before is None:
+        return None, True
+    if row_count(before) > len(before.get("rows") or []) or row_count(table) > len(
+        table.get("rows") or []
+    ):
+        diff = diff_tables({**before, "rows": []}, {**table, "rows": []})
+        return diff, diff.changed or row_count(before) != row_count(table)
+    diff = diff_tables(before, table)
+    return diff, diff.changed
+
+
 def _walk(trace: Mapping[str, Any]) -> list[tuple[int, Mapping[str, Any], TableDict | None]]:
     """Steps with their number and the table before them."""
     out = []
@@ -90,31 +112,31 @@ def _walk(trace: Mapping[str, Any]) -> list[tuple[int, Mapping[str, Any], TableD
 def _print_plain(
     trace: Mapping[str, Any], out: TextIO, max_rows: int, answer: Any, error: str | None
 ) -> None:
-    out.write(f"Question: {trace.get('question', '')}\n")
+    out.write(f"Question: {visible(trace.get('question', ''), lines=True)}\n")
     for number, step, before in _walk(trace):
-        kind, name = step.get("kind", ""), step.get("name", "")
+        kind, name = visible(step.get("kind", "")), visible(step.get("name", ""))
         line = f"\n[{number}] {kind} {name}"
         args = _args_text(step.get("arguments") or {})
         out.write(f"{line}  {args}  ({_usage_text(step)})\n" if args else f"{line}\n")
         for key in ("note", "error"):
             if step.get(key):
-                out.write(f"    {key}: {step[key]}\n")
+                out.write(f"    {key}: {visible(step[key], lines=True)}\n")
         table = step.get("table")
         if table is None:
             continue
-        if before is not None and not diff_tables(before, table).changed:
+        if not _diff(before, table)[1]:
             out.write("    (table unchanged)\n")
             continue
         out.write(_plain_table(table, max_rows) + "\n")
     if error:
-        out.write(f"\nFailed: {error}\n")
+        out.write(f"\nFailed: {visible(error, lines=True)}\n")
     out.write(f"\nAnswer: {_answer_text(answer)}\n")
 
 
 def _plain_table(table: TableDict, max_rows: int) -> str:
-    header = [str(c) for c in table.get("header") or []]
-    rows = [[str(c) for c in r] for r in (table.get("rows") or [])]
-    shown = rows[:max_rows]
+    header = [visible(c) for c in table.get("header") or []]
+    total = row_count(table)
+    shown = [[visible(c) for c in r] for r in (table.get("rows") or [])[:max_rows]]
     widths = [
         min(30, max([len(h)] + [len(r[i]) if i < len(r) else 0 for r in shown]))
         for i, h in enumerate(header)
@@ -127,12 +149,12 @@ def _plain_table(table: TableDict, max_rows: int) -> str:
 
     lines = []
     if table.get("caption"):
-        lines.append(f"    {table['caption']}")
+        lines.append(f"    {visible(table['caption'])}")
     lines.append("    " + line(header))
     lines.append("    " + "-+-".join("-" * w for w in widths))
     lines += ["    " + line(r) for r in shown]
-    if len(rows) > max_rows:
-        lines.append(f"    … {len(rows) - max_rows} more rows")
+    if total > len(shown):
+        lines.append(f"    … {total - len(shown)} more rows")
     return "\n".join(lines)
 
 
@@ -145,9 +167,11 @@ def _print_rich(
 
     is_tty = bool(getattr(out, "isatty", lambda: False)())
     console = Console(file=out, highlight=False, width=None if is_tty else 120)
-    console.print(f"[bold]Question:[/bold] {escape(str(trace.get('question', '')))}")
+    console.print(
+        f"[bold]Question:[/bold] {escape(visible(trace.get('question', ''), lines=True))}"
+    )
     for number, step, before in _walk(trace):
-        kind, name = step.get("kind", ""), step.get("name", "")
+        kind, name = visible(step.get("kind", "")), visible(step.get("name", ""))
         args = _args_text(step.get("arguments") or {})
         if kind == "plan":
             console.print(f"[dim]{number}. plan → {escape(name)}  ({_usage_text(step)})[/dim]")
@@ -156,34 +180,35 @@ def _print_rich(
         if args:
             console.print(f"[cyan]{escape(args)}[/cyan]  [dim]{_usage_text(step)}[/dim]")
         if step.get("note"):
-            console.print(f"[yellow]{escape(str(step['note']))}[/yellow]")
+            console.print(f"[yellow]{escape(visible(step['note'], lines=True))}[/yellow]")
         if step.get("error"):
-            console.print(f"[red]{escape(str(step['error']))}[/red]")
+            console.print(f"[red]{escape(visible(step['error'], lines=True))}[/red]")
         table = step.get("table")
         if table is None:
             continue
-        diff = diff_tables(before, table) if before is not None else None
-        if diff is not None and not diff.changed:
+        diff, changed = _diff(before, table)
+        if not changed:
             console.print("[dim](table unchanged)[/dim]")
             continue
         added_cols = diff.added_columns if diff else set()
         added_rows = diff.added_rows if diff else set()
-        rows = table.get("rows") or []
+        rows = (table.get("rows") or [])[:max_rows]
+        total = row_count(table)
         shown = RichTable(
-            title=escape(str(table.get("caption") or "")) or None,
-            caption=f"{len(rows)} rows × {len(table.get('header') or [])} columns",
+            title=escape(visible(table.get("caption") or "")) or None,
+            caption=f"{total} rows × {len(table.get('header') or [])} columns",
             show_lines=False,
         )
         shown.add_column("#", style="dim", justify="right")
         for col in table.get("header") or []:
             style = "bold green" if col in added_cols else None
-            shown.add_column(escape(str(col)), header_style=style or "bold", style=style)
-        for pos, row in enumerate(rows[:max_rows]):
+            shown.add_column(escape(visible(col)), header_style=style or "bold", style=style)
+        for pos, row in enumerate(rows):
             style = "green" if pos in added_rows else None
-            shown.add_row(str(pos + 1), *(escape(str(c)) for c in row), style=style)
+            shown.add_row(str(pos + 1), *(escape(visible(c)) for c in row), style=style)
         console.print(shown)
-        if len(rows) > max_rows:
-            console.print(f"[dim]… {len(rows) - max_rows} more rows[/dim]")
+        if total > len(rows):
+            console.print(f"[dim]… {total - len(rows)} more rows[/dim]")
     if error:
-        console.print(f"[red bold]Failed:[/red bold] {escape(error)}")
+        console.print(f"[red bold]Failed:[/red bold] {escape(visible(error, lines=True))}")
     console.print(f"[bold]Answer:[/bold] [bold green]{escape(_answer_text(answer))}[/bold green]")

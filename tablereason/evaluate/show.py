@@ -15,6 +15,7 @@ from tablereason.errors import ConfigurationError
 from tablereason.evaluate.benchmark import find_results
 from tablereason.evaluate.report import summarize
 from tablereason.evaluate.results import read_results
+from tablereason.terminal import visible
 
 
 def find_record(path: str | os.PathLike[str], example: str) -> dict[str, Any]:
@@ -61,16 +62,15 @@ def show(
         if html is not None:
             raise ConfigurationError("--html needs --example; `tablereason report` writes pages")
         report = summarize(path)
-        out.write(report.to_text() + "\n\n")
+        out.write(visible(report.to_text(), lines=True) + "\n\n")
         out.write(f"{'example':<28} {'score':>5} {'ops':>3} {'rows':>5} {'time s':>7}  error\n")
         for row in report.examples:
             score = "" if row.score is None else f"{row.score:g}"
             ops = "" if row.operations is None else str(row.operations)
             rows = "" if row.table_rows is None else str(row.table_rows)
-            error = (row.error or "")[:60]
-            out.write(
-                f"{row.id[:28]:<28} {score:>5} {ops:>3} {rows:>5} {row.duration_s:>7.2f}  {error}\n"
-            )
+            error = visible(row.error or "")[:60]
+            name = visible(row.id)[:28]
+            out.write(f"{name:<28} {score:>5} {ops:>3} {rows:>5} {row.duration_s:>7.2f}  {error}\n")
         return
     from tablereason.trace_console import print_trace
     from tablereason.trace_html import render_page
@@ -82,7 +82,8 @@ def show(
             f"example {example!r} has no trace in this run (it ran with traces off); rerun "
             "it without --no-traces to see its steps"
         )
-    out.write(f"Example {example} · gold {record.get('gold')!r} · score {record.get('score')}\n")
+    gold, score = visible(repr(record.get("gold"))), visible(record.get("score"))
+    out.write(f"Example {visible(example)} · gold {gold} · score {score}\n")
     print_trace(
         trace, file=out, max_rows=max_rows, answer=record.get("answer"), error=record.get("error")
     )
