@@ -1,6 +1,6 @@
 """Cut the small Chain-of-Table test fixtures from the benchmark data.
 
-Run from the repository root (needs the data under ../shared/data or $TABLEREASON_DATA):
+Run from the repository root (needs the data in $TABLEREASON_DATA_DIR or ../shared/data):
 
     .venv/bin/python tests/chain_of_table/make_fixtures.py
 
@@ -16,7 +16,11 @@ from pathlib import Path
 
 from tablereason.methods.chain_of_table_demos import DEMO_TABLE_IDS
 
-DATA = Path(os.environ.get("TABLEREASON_DATA", Path(__file__).parents[3] / "shared" / "data"))
+DATA = Path(
+    os.environ.get("TABLEREASON_DATA_DIR")
+    or os.environ.get("TABLEREASON_DATA")  # the name this script read first
+    or Path(__file__).parents[3] / "shared" / "data"
+)
 OUT = Path(__file__).parents[1] / "fixtures" / "chain_of_table"
 MAX_ROWS = 8
 
