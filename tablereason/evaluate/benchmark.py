@@ -50,6 +50,8 @@ class BenchmarkSpec(BaseModel):
         model: Model spec (see :func:`tablereason.resolve.base_llm`); the environment's
             default when ``None``.
         base_url: OpenAI-compatible server URL.
+        endpoint: The server's API, ``"chat"`` or ``"completion"`` (``$OPENAI_ENDPOINT``,
+            else chat, when ``None``).
         profile: Method profile (``"paper"`` or ``"efficient"`` for Chain-of-Table).
         options: Further method options.
         limit: First ``limit`` examples only.
@@ -71,6 +73,7 @@ class BenchmarkSpec(BaseModel):
     method: str | None = None
     model: str | None = None
     base_url: str | None = None
+    endpoint: str | None = None
     profile: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
     limit: int | None = None
@@ -130,6 +133,7 @@ def run_shard(
     model = resolve_llm(
         llm if llm is not None else spec.model,
         base_url=spec.base_url,
+        endpoint=spec.endpoint,
         cache=spec.cache_path(),
         offline=spec.offline,
         quiet=not progress,

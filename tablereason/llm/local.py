@@ -12,6 +12,7 @@ from tablereason.errors import LLMError, MissingDependencyError
 from tablereason.llm.base import Choice, Completion, Request, SyncLLM, TokenLogprob, Usage
 from tablereason.llm.errors import ContextLengthError
 from tablereason.llm.model_files import LOCAL_INSTALL, default_model_path
+from tablereason.llm.stops import mend_blank_stops
 
 
 def _llama_cpp() -> Any:
@@ -151,7 +152,29 @@ class LocalLlama(SyncLLM):
         return len(llama.tokenize(text.encode("utf-8"), add_bos=True, special=True))
 
     def complete(self, request: Request) -> Completion:
-        """Answer one request with ``request.n`` seeded samples."""
+        """Answer one request with ``request.n`` seeded samples.
+
+        A blank sample of a request with a whitespace stop is sampled again without it
+        and cut after its leading whitespace (:func:`~tablereason.llm.stops.mend_blank_stops`).
+        """
+        started = time.perf_counter()
+        completion = self._complete(request)
+        choices, again = mend_blank_stops(request, completion.choices, self._ask_again)
+        if again is None:
+            return completion
+        return completion.model_copy(
+            update={
+                "choices": tuple(choices),
+                "usage": completion.usage + again,
+                "latency_s": time.perf_counter() - started,
+            }
+        )
+
+    def _ask_again(self, request: Request) -> tuple[tuple[Choice, ...], Usage]:
+        completion = self._complete(request)
+        return completion.choices, completion.usage
+
+    def _complete(self, request: Request) -> Completion:
         started = time.perf_counter()
         with self._lock:
             llama = self._load()

@@ -30,12 +30,15 @@ from tablereason.llm.base import Choice, Completion, Request, TokenLogprob, Usag
 from tablereason.llm.errors import EmptyCompletionError, TransientLLMError
 from tablereason.llm.http_errors import parse_retry_after, status_error
 from tablereason.llm.http_transport import JSONTransport, proxied
+from tablereason.llm.stops import mend_blank_stops
 
 log = logging.getLogger(__name__)
 
 __all__ = ["OpenAIChat", "OpenAICompletion", "parse_retry_after", "translate_error"]
 
 Transport = Literal["auto", "openai", "http"]
+ENDPOINT_ENV = "OPENAI_ENDPOINT"
+ENDPOINT_HINT = f"--endpoint completion, {ENDPOINT_ENV}=completion or OpenAICompletion"
 
 
 def _openai() -> Any:
@@ -228,12 +231,15 @@ class _OpenAIBase:
             choices.extend(self._choices(response))
             usage = usage + _usage(getattr(response, "usage", None))
         usage = usage.model_copy(update={"requests": 1})
+        choices, again = mend_blank_stops(request, choices, self._ask_again)
+        if again is not None:  # a whitespace stop emptied the reply: asked once more
+            usage = usage + again
         empty = all(c.text == "" for c in choices)
         if self.endpoint == "chat" and empty and not self.allow_empty:
             raise EmptyCompletionError(
                 f"{self.base_url or 'the server'} returned empty chat completions for model "
                 f"{self.model!r} (call site {request.call_site!r}); the model may have no chat "
-                "template: use OpenAICompletion, or a chat-tuned model"
+                f"template: use its completion endpoint ({ENDPOINT_HINT}), or a chat-tuned model"
             )
         model = getattr(responses[0], "model", None) or self.model
         return Completion(
@@ -243,6 +249,11 @@ class _OpenAIBase:
             backend=self.name,
             model=str(model),
         )
+
+    def _ask_again(self, request: Request) -> tuple[tuple[Choice, ...], Usage]:
+        """Answer a follow-up request (see :func:`~tablereason.llm.stops.mend_blank_stops`)."""
+        completion = self.complete(request)
+        return completion.choices, completion.usage
 
     def complete(self, request: Request) -> Completion:
         """Send the request; make up choices a server did not return one call at a time."""
