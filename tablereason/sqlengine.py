@@ -27,6 +27,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -212,12 +213,13 @@ class _Worker:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            env={},
+            env={"DUCKDB_JE_MALLOC_CONF": sqlworker.MALLOC_CONF},
             cwd=script.parent,
             close_fds=True,
         )
         self._keys: OrderedDict[str, None] = OrderedDict()
         self.alive = True
+        self.pid = self._proc.pid
 
     def query(self, tables: Sequence[TableInput], sql: str, limits: SQLLimits) -> tuple[Any, ...]:
         budget = memory_bytes(limits.memory)
@@ -254,7 +256,10 @@ class _Worker:
     ) -> tuple[Any, ...]:
         try:
             sqlworker.write_message(self._stdin(), request)
-            return _decode(self._read(time.monotonic() + seconds))
+            reply = _decode(self._read(time.monotonic() + seconds))
+            if isinstance(reply[-1], dict) and reply[-1].get("retire"):
+                self.close()  # the next query gets a fresh worker
+            return reply
         except _Dead as dead:
             self.close()
             if dead.args and dead.args[0] == "late":
@@ -334,6 +339,7 @@ class _Pool:
     def __init__(self, size: int) -> None:
         self.size = size
         self._idle: list[_Worker] = []
+        self._all: weakref.WeakSet[_Worker] = weakref.WeakSet()
         self._count = 0
         self._cond = threading.Condition()
         self.pid = os.getpid()
@@ -349,6 +355,8 @@ class _Pool:
         if worker is None:
             try:
                 worker = _Worker()
+                with self._cond:
+                    self._all.add(worker)
             except OSError as error:
                 with self._cond:
                     self._count -= 1
@@ -362,6 +370,7 @@ class _Pool:
                     self._idle.append(worker)
                 else:
                     self._count -= 1
+                    self._all.discard(worker)
                 self._cond.notify()
 
     def close(self) -> None:
@@ -370,6 +379,10 @@ class _Pool:
             self._count -= len(idle)
         for worker in idle:
             worker.close()
+
+    def pids(self) -> list[int]:
+        with self._cond:
+            return [w.pid for w in self._all if w.alive]
 
 
 _pool_instance: _Pool | None = None
@@ -388,6 +401,11 @@ def _pool() -> _Pool:
                     f"TABLEREASON_SQL_WORKERS must be a whole number, got {size!r}"
                 ) from None
         return _pool_instance
+
+
+def worker_pids() -> list[int]:
+    """Process ids of this process's SQL workers, for monitoring their memory."""
+    return _pool().pids()
 
 
 def _close_pool() -> None:

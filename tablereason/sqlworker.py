@@ -36,6 +36,10 @@ from collections.abc import Iterator
 from typing import Any
 
 HEADER = struct.Struct("!Q")
+MALLOC_CONF = "retain:false,dirty_decay_ms:0,muzzy_decay_ms:0"
+"""DuckDB's allocator settings in the worker (``DUCKDB_JE_MALLOC_CONF``): memory a query
+frees is unmapped at once, so the address-space cap of the next query starts from what
+the worker really holds."""
 CACHE_CELLS = 10_000_000
 """Cells of keyed tables the worker keeps between requests (least recently used go first)."""
 _FETCH_BATCH = 1024
@@ -137,7 +141,10 @@ class _Worker:
         elif shared:
             self._cursors.move_to_end(signature)
         try:
-            return self._run(cursor, request["sql"], limits)
+            before = _address_space_size()
+            reply = self._run(cursor, request["sql"], limits)
+            # Memory a query left mapped would widen the next query's cap: retire then.
+            return (*reply, {"retire": _address_space_size() - before > limits["memory"] // 2})
         finally:
             if not shared:
                 with contextlib.suppress(Exception):
@@ -295,6 +302,11 @@ class _Watchdog:
                 self._due = None
 
 
+def _address_space_size() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
 @contextlib.contextmanager
 def _address_space(budget: int) -> Iterator[None]:
     """Cap the address space at its current size plus ``budget`` bytes for the block."""
@@ -304,9 +316,7 @@ def _address_space(budget: int) -> Iterator[None]:
         yield
         return
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    with open("/proc/self/statm") as statm:
-        current = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    cap = current + budget
+    cap = _address_space_size() + budget
     if hard != resource.RLIM_INFINITY:
         cap = min(cap, hard)
     resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
