@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 from tablereason.evaluate.benchmark import find_results
 from tablereason.evaluate.report_svg import bar_chart
 from tablereason.evaluate.results import read_results
+from tablereason.evaluate.run_folder import check_inside, write_inside
 
 REPORT_FILE = "report.html"
 PAGES_DIR = "examples"
@@ -252,13 +253,17 @@ def build_report(
 
     Returns:
         The :class:`Report`, with ``html`` set to the report page.
+
+    Raises:
+        RunFolderError: When a symlink in the folder (``report.html``, ``examples/`` or a
+            page) leads outside it: nothing is written through it.
     """
     from tablereason.trace_html import render_page
 
     report = summarize(path, top=top)
     target = Path(out_dir) if out_dir is not None else Path(report.results).parent
-    pages = target / PAGES_DIR
-    pages.mkdir(parents=True, exist_ok=True)
+    for relative in (REPORT_FILE, PAGES_DIR):  # refuse before writing anything
+        check_inside(target, target / relative)
     _, records, _ = read_results(report.results)
     links: dict[str, str] = {}
     for record in records:
@@ -275,13 +280,12 @@ def build_report(
             title=f"{record['id']}: {trace.get('question', '')}",
             back_link=f"../{REPORT_FILE}",
         )
-        (pages / name).write_text(page, encoding="utf-8")
+        write_inside(target, f"{PAGES_DIR}/{name}", page)
         links[str(record["id"])] = f"{PAGES_DIR}/{name}"
     for row in [*report.slowest, *report.failures, *report.examples]:
         row.page = links.get(row.id)
-    html_path = target / REPORT_FILE
-    report.html = str(html_path)
-    html_path.write_text(render_report(report), encoding="utf-8")
+    report.html = str(target / REPORT_FILE)
+    write_inside(target, REPORT_FILE, render_report(report))
     return report
 
 

@@ -16,15 +16,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
-from tablereason.errors import ConfigurationError, TableReasonError
+from tablereason.errors import ConfigurationError
+from tablereason.evaluate.result_lines import ResultFileError, check_record, parse_line
 
 IDENTITY_KEYS = ("dataset", "split", "method", "profile", "model", "seed", "shard", "prompt_hashes")
-
-
-class ResultFileError(TableReasonError, ValueError):
-    """A result file is damaged (not just a torn last line) or belongs to another run."""
 
 
 class RunConfig(BaseModel):
@@ -62,8 +59,10 @@ def read_results(path: str | os.PathLike[str]) -> tuple[RunConfig, list[dict[str
         record in file order, and the byte length of the intact prefix of the file.
 
     Raises:
-        ResultFileError: When the first line is not a config record, or a line other than
-            the last one is not valid JSON.
+        ResultFileError: When the first line is not a valid config record, or a line other
+            than the last one is not valid JSON, is nested too deeply or is a result record
+            of the wrong shape (see :func:`~tablereason.evaluate.result_lines.check_record`);
+            the message names the file and the line.
 
     Example:
         >>> config, records, _ = read_results("runs/wikitq.jsonl")  # doctest: +SKIP
@@ -75,22 +74,39 @@ def read_results(path: str | os.PathLike[str]) -> tuple[RunConfig, list[dict[str
     good = len(data) - len(tail)
     parsed: list[dict[str, Any]] = []
     for number, raw in enumerate(complete, start=1):
-        try:
-            record = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ResultFileError(
-                f"{path}: line {number} is not valid JSON ({exc}); the file is damaged beyond "
-                "a torn last line. Move it aside and rerun, or merge the good lines by hand."
-            ) from exc
-        parsed.append(record)
+        parsed.append(parse_line(raw, path, number))
     if not parsed or parsed[0].get("type") != "config":
         raise ResultFileError(
             f"{path}: the first line is not a run configuration; is this a tablereason result "
             "file? Use another output path."
         )
-    config = RunConfig.model_validate({k: v for k, v in parsed[0].items() if k != "type"})
-    records = [r for r in parsed[1:] if r.get("type") == "result"]
+    config = _config(parsed[0], path)
+    records = []
+    for number, record in enumerate(parsed[1:], start=2):
+        if record.get("type") == "result":
+            check_record(record, path, number)
+            records.append(record)
     return config, records, good
+
+
+def _config(data: dict[str, Any], path: str | os.PathLike[str]) -> RunConfig:
+    try:
+        config = RunConfig.model_validate({k: v for k, v in data.items() if k != "type"})
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'the line'}: {e['msg']}" for e in exc.errors()
+        )
+        raise ResultFileError(
+            f"{path}: line 1: the run configuration is malformed ({problems[:300]}); the file "
+            "was edited or not written by tablereason: fix that line, or use another output path"
+        ) from exc
+    total = config.extra.get("total")
+    if total is not None and (isinstance(total, bool) or not isinstance(total, int)):
+        raise ResultFileError(
+            f"{path}: line 1: the run configuration's extra.total must be a whole number, got "
+            f"{total!r:.40}; fix that line, or use another output path"
+        )
+    return config
 
 
 class ResultWriter:
@@ -155,6 +171,11 @@ def open_results(
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
+    if target.is_symlink() and target.parent.resolve() not in target.resolve().parents:
+        raise ResultFileError(
+            f"{target} is a symlink to {os.readlink(target)}, outside its folder; results are "
+            "never written through it: remove the link, or use another output path"
+        )
     if not target.exists() or target.stat().st_size == 0:
         header = json.dumps({"type": "config", **config.model_dump()}, ensure_ascii=False)
         with target.open("wb") as handle:
