@@ -18,16 +18,29 @@ cell_text = st.text(
 header_text = st.text(max_size=8) | st.sampled_from(["", "Count", "col", "a b", "Column 1", '"q"'])
 
 
+caption_text = st.none() | st.text(max_size=10)
+
+
 @st.composite
-def tables(draw: st.DrawFn) -> Table:
+def tables(
+    draw: st.DrawFn,
+    cells: st.SearchStrategy[str] = cell_text,
+    headers: st.SearchStrategy[str] = header_text,
+    captions: st.SearchStrategy[str | None] = caption_text,
+) -> Table:
     width = draw(st.integers(min_value=1, max_value=5))
-    header = draw(st.lists(header_text, min_size=width, max_size=width))
+    header = draw(st.lists(headers, min_size=width, max_size=width))
     n = draw(st.integers(min_value=0, max_value=12))
-    rows = draw(
-        st.lists(st.lists(cell_text, min_size=width, max_size=width), min_size=n, max_size=n)
-    )
-    caption = draw(st.none() | st.text(max_size=10))
+    rows = draw(st.lists(st.lists(cells, min_size=width, max_size=width), min_size=n, max_size=n))
+    caption = draw(captions)
     return Table.from_records(header, rows, caption=caption)
+
+
+def plain(text: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    """Only texts the plain PIPE form prints unambiguously (filtered cell by cell: a
+    whole-table filter rejected two tables in three and could fail Hypothesis's
+    filter_too_much health check)."""
+    return text.filter(lambda cell: not needs_escape(cell.replace("\\", "")))
 
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -109,7 +122,7 @@ def test_escaped_pipe_round_trips_any_table(table: Table) -> None:
 
 
 @SETTINGS
-@given(tables())
+@given(tables(plain(cell_text), plain(header_text), st.none() | plain(st.text(max_size=10))))
 def test_plain_pipe_round_trips_unambiguous_tables(table: Table) -> None:
     cells = [table.caption or "", *table.columns, *(c for r in table.rows() for c in r)]
     # Line breaks and " | " inside cells are what the escaped form is for.
