@@ -3,13 +3,28 @@
 Responses live in one SQLite file in WAL mode: many threads and several processes can
 read and write it at once. The key is a stable hash of the backend name, the model and
 the request (its JSON form, which leaves out ``call_site``).
+
+A damaged file never ends a run with a traceback. When the cache is opened, a file that
+is a folder, is not SQLite, is truncated or damaged (``PRAGMA quick_check``, for files up
+to :data:`~tablereason.llm.cache_file.CHECK_MAX_BYTES`), or holds another program's
+tables is refused with a :class:`~tablereason.llm.cache_file.CacheFileError` that names
+it and the way out, before any request is made. An
+entry that is not a valid completion (invalid JSON, or JSON of another shape) is a miss:
+reported once (a warning on the ``tablereason.llm.cache`` logger), answered by the model
+and replaced. A failure of the file met later (damage in a part the check did not read,
+the file removed) is reported once, and the run goes on without the cache.
+
+Entries are JSON read by pydantic into :class:`~tablereason.llm.base.Completion`; the
+cache never unpickles or evaluates anything, so a planted entry cannot run code.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -17,11 +32,19 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from tablereason.llm.base import LLM, Completion, Request
+from tablereason.llm.cache_file import (
+    CacheFileError,
+    check_database,
+    check_header,
+    way_out,
+)
 from tablereason.llm.errors import CacheMissError
 from tablereason.llm.wrapping import LLMWrapper
+
+_log = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -72,6 +95,8 @@ class CacheStats(BaseModel):
     misses: int
     entries: int
     bytes: int
+    bad: int = 0
+    """Entries found unreadable (each counted as a miss) by this wrapper."""
 
     @property
     def hit_rate(self) -> float:
@@ -108,6 +133,9 @@ class ResponseStore:
         path: The database file (created with its folder when missing).
         timeout: Seconds to wait for another writer before giving up.
 
+    Raises:
+        CacheFileError: When the file cannot be used (see the module notes).
+
     Example:
         >>> import tempfile, pathlib
         >>> store = ResponseStore(pathlib.Path(tempfile.mkdtemp()) / "c.sqlite")
@@ -117,10 +145,28 @@ class ResponseStore:
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 60.0) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.timeout = timeout
         self._local = threading.local()
-        self._connect()
+        self.broken: str | None = None
+        """Why the file stopped working during the run (it is then no longer used)."""
+        check_header(self.path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.path.is_file() and self.path.stat().st_size > 0:
+                # checked read-only first: another program's database is never modified
+                uri = self.path.resolve().as_uri() + "?mode=ro"
+                with contextlib.closing(sqlite3.connect(uri, uri=True)) as conn:
+                    check_database(conn, self.path)
+            self._connect()
+        except sqlite3.Error as error:
+            raise CacheFileError(
+                f"{self.path}: cannot be used as a response cache: it is damaged or truncated "
+                f"({error}); {way_out(self.path)}"
+            ) from error
+        except OSError as error:
+            raise CacheFileError(
+                f"{self.path}: cannot be opened ({error.strerror or error}); {way_out(self.path)}"
+            ) from error
 
     def _connect(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -133,31 +179,73 @@ class ResponseStore:
         self._local.conn, self._local.pid = conn, os.getpid()
         return conn
 
+    def _fail(self, error: BaseException) -> None:
+        """Stop using the file for the rest of the run; say so once."""
+        if self.broken is None:
+            self.broken = str(error)
+            _log.warning(
+                "tablereason: warning: the response cache %s failed (%s); the run goes on "
+                "without it (to fix: %s)",
+                self.path,
+                error,
+                way_out(self.path),
+            )
+
     def get(self, key: str) -> str | None:
-        """The stored completion JSON for ``key``, or None."""
-        row = (
-            self._connect()
-            .execute("SELECT completion FROM responses WHERE key = ?", (key,))
-            .fetchone()
-        )
+        """The stored completion JSON for ``key``, or None (also once the file failed)."""
+        if self.broken is not None:
+            return None
+        try:
+            row = (
+                self._connect()
+                .execute("SELECT completion FROM responses WHERE key = ?", (key,))
+                .fetchone()
+            )
+        except sqlite3.Error as error:
+            self._fail(error)
+            return None
         return None if row is None else str(row[0])
 
-    def put(self, key: str, backend: str, model: str, request: str, completion: str) -> None:
-        """Store a completion; an existing entry for ``key`` is kept (first writer wins)."""
-        self._connect().execute(
-            "INSERT OR IGNORE INTO responses VALUES (?, ?, ?, ?, ?, ?)",
-            (key, backend, model, request, completion, time.time()),
-        )
+    def put(
+        self,
+        key: str,
+        backend: str,
+        model: str,
+        request: str,
+        completion: str,
+        *,
+        replace: bool = False,
+    ) -> None:
+        """Store a completion; an existing entry for ``key`` is kept (first writer wins).
+
+        ``replace`` overwrites an existing entry (one found unreadable).
+        """
+        if self.broken is not None:
+            return
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+        try:
+            self._connect().execute(
+                f"{verb} INTO responses VALUES (?, ?, ?, ?, ?, ?)",
+                (key, backend, model, request, completion, time.time()),
+            )
+        except sqlite3.Error as error:
+            self._fail(error)
 
     def __len__(self) -> int:
-        return int(self._connect().execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+        if self.broken is not None:
+            return 0
+        try:
+            return int(self._connect().execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+        except sqlite3.Error as error:
+            self._fail(error)
+            return 0
 
     def size_bytes(self) -> int:
         """Bytes on disk, write-ahead log included."""
         return sum(
             p.stat().st_size
             for p in (self.path, self.path.with_name(self.path.name + "-wal"))
-            if p.exists()
+            if p.is_file()
         )
 
 
@@ -192,6 +280,7 @@ class CachedLLM(LLMWrapper):
         self._lock = threading.Lock()
         self._hits = 0
         self._misses = 0
+        self._bad: set[str] = set()  # keys whose entry was unreadable (replaced when answered)
         self._seen: Counter[str] = Counter()
 
     def key(self, request: Request) -> str:
@@ -206,24 +295,52 @@ class CachedLLM(LLMWrapper):
 
     def _lookup(self, key: str, request: Request) -> Completion | None:
         raw = self.store.get(key)
+        hit = None if raw is None else self._parse(key, raw)
         with self._lock:
-            if raw is None:
+            if hit is None:
                 self._misses += 1
             else:
                 self._hits += 1
-        if raw is not None:
-            return Completion.model_validate_json(raw).model_copy(update={"cached": True})
+        if hit is not None:
+            return hit
         if self.offline:
+            unreadable = " (its recorded entry is unreadable)" if key in self._bad else ""
             raise CacheMissError(
-                f"offline: no recorded response from {self.name}/{self.model} for this request "
-                f"(call site {request.call_site!r}, key {key[:12]}); rerun online with the same "
-                "model and settings to record it"
+                f"offline: no recorded response from {self.name}/{self.model} for this request"
+                f"{unreadable} (call site {request.call_site!r}, key {key[:12]}); rerun online "
+                "with the same model and settings to record it"
             )
         return None
 
+    def _parse(self, key: str, raw: str) -> Completion | None:
+        """The completion an entry holds, or None (reported once) when it holds none."""
+        try:
+            completion = Completion.model_validate_json(raw)
+        except (ValidationError, ValueError, RecursionError) as error:
+            with self._lock:
+                first = not self._bad
+                self._bad.add(key)
+            if first:
+                _log.warning(
+                    "tablereason: warning: the response cache %s holds unreadable entries "
+                    "(first: key %s, %s); they count as misses and are replaced by new answers",
+                    self.store.path,
+                    key[:12],
+                    str(error).splitlines()[0][:120],
+                )
+            return None
+        return completion.model_copy(update={"cached": True})
+
     def _save(self, key: str, request: Request, completion: Completion) -> None:
+        with self._lock:
+            replace = key in self._bad
         self.store.put(
-            key, self.name, self.model, request.model_dump_json(), completion.model_dump_json()
+            key,
+            self.name,
+            self.model,
+            request.model_dump_json(),
+            completion.model_dump_json(),
+            replace=replace,
         )
 
     def complete(self, request: Request) -> Completion:
@@ -249,7 +366,11 @@ class CachedLLM(LLMWrapper):
     def stats(self) -> CacheStats:
         """Hits and misses of this wrapper, and entries and bytes of the file."""
         with self._lock:
-            hits, misses = self._hits, self._misses
+            hits, misses, bad = self._hits, self._misses, len(self._bad)
         return CacheStats(
-            hits=hits, misses=misses, entries=len(self.store), bytes=self.store.size_bytes()
+            hits=hits,
+            misses=misses,
+            entries=len(self.store),
+            bytes=self.store.size_bytes(),
+            bad=bad,
         )
