@@ -128,7 +128,8 @@ def _number(
 
 
 def _name(kind: type) -> str:
-    return {list: "array", dict: "object", str: "string"}[kind]
+    names: dict[type, str] = {list: "array", dict: "object", str: "string"}
+    return names[kind]
 
 
 def _damaged(path: str | os.PathLike[str], number: int, why: str) -> ResultFileError:
