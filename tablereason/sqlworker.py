@@ -42,6 +42,9 @@ frees is unmapped at once, so the address-space cap of the next query starts fro
 the worker really holds."""
 CACHE_CELLS = 10_000_000
 """Cells of keyed tables the worker keeps between requests (least recently used go first)."""
+MATERIALIZE_CELLS = 200_000
+"""Kept tables up to this many cells are copied into DuckDB (faster to query than a view
+of the pandas frame); larger ones stay views, outside DuckDB's memory limit."""
 _FETCH_BATCH = 1024
 _MAX_CURSORS = 64
 _PLAIN = frozenset(
@@ -100,46 +103,41 @@ def _size(value: Any) -> int:
     return 8
 
 
-class _Missing(Exception):
-    """The request names cached tables this worker no longer holds."""
-
-
 class _Worker:
-    """A DuckDB database (remade when the settings change), cached tables and cursors.
+    """A DuckDB database (remade when the settings change) and cursors kept for reuse.
 
-    Each cursor is a DuckDB connection of its own: tables registered on one are
-    temporary views that no other cursor can see. A request whose tables all
-    have keys reuses the cursor that has exactly those tables registered; any
-    other request gets a fresh cursor that is closed after it.
+    Each cursor is a DuckDB connection of its own: its tables (temporary tables,
+    or registered views of large ones) are invisible to every other cursor. A
+    request whose tables all have keys reuses the cursor that holds exactly those
+    tables; any other request gets a fresh cursor that is closed after it.
     """
 
     def __init__(self) -> None:
         self._db: Any = None
         self._settings: tuple[int, int] | None = None
-        self._frames: OrderedDict[str, Any] = OrderedDict()
-        self._cursors: OrderedDict[tuple[tuple[str, str], ...], Any] = OrderedDict()
+        self._cursors: OrderedDict[tuple[tuple[str, str | None], ...], tuple[Any, int]] = (
+            OrderedDict()
+        )
         self._watchdog = _Watchdog()
 
     def handle(self, request: dict[str, Any]) -> tuple[Any, ...]:
-        try:
-            frames = [(name, key, self._frame(key, data)) for name, key, data in request["tables"]]
-        except _Missing as missing:
-            return ("missing", missing.args[0])
         limits = request["limits"]
         self._database(limits["duckdb_memory"], limits["threads"])
-        signature = tuple((name, key) for name, key, _ in frames)
+        tables = request["tables"]
+        signature = tuple((name, key) for name, key, _ in tables)
         shared = all(key is not None for _, key in signature)
-        cursor = self._cursors.get(signature) if shared else None
-        if cursor is None:
-            cursor = self._db.cursor()
-            for name, _, frame in frames:
-                cursor.register(name, frame)
-            if shared:
-                self._cursors[signature] = cursor
-                while len(self._cursors) > _MAX_CURSORS:
-                    self._cursors.popitem(last=False)[1].close()
-        elif shared:
+        held = self._cursors.get(signature) if shared else None
+        if held is not None:
             self._cursors.move_to_end(signature)
+            cursor = held[0]
+        else:
+            missing = [key for _, key, data in tables if data is None]
+            if missing:
+                return ("missing", missing)
+            frames = [(name, _to_frame(data)) for name, _, data in tables]
+            cursor = self._cursor(frames, shared)
+            if shared:
+                self._keep(signature, cursor, sum(frame.size for _, frame in frames))
         try:
             before = _address_space_size()
             reply = self._run(cursor, request["sql"], limits)
@@ -150,22 +148,27 @@ class _Worker:
                 with contextlib.suppress(Exception):
                     cursor.close()
 
-    def _frame(self, key: str | None, data: Any) -> Any:
-        if data is None:
-            if key is None or key not in self._frames:
-                raise _Missing([key])
-            self._frames.move_to_end(key)
-            return self._frames[key]
-        frame = _to_frame(data)
-        if key is not None:
-            self._frames[key] = frame
-            cells = sum(f.size for f in self._frames.values())
-            while cells > CACHE_CELLS and len(self._frames) > 1:
-                dropped, old = self._frames.popitem(last=False)
-                cells -= old.size
-                for signature in [s for s in self._cursors if any(k == dropped for _, k in s)]:
-                    self._cursors.pop(signature).close()
-        return frame
+    def _cursor(self, frames: list[tuple[str, Any]], materialize: bool) -> Any:
+        """A new cursor holding ``frames`` under their names (copied into DuckDB when small)."""
+        cursor = self._db.cursor()
+        for name, frame in frames:
+            if materialize and frame.size <= MATERIALIZE_CELLS:
+                quoted = '"' + name.replace('"', '""') + '"'
+                cursor.register("__incoming", frame)
+                cursor.execute(f"CREATE TEMP TABLE {quoted} AS SELECT * FROM __incoming")
+                cursor.unregister("__incoming")
+            else:
+                cursor.register(name, frame)
+        return cursor
+
+    def _keep(self, signature: tuple[tuple[str, str | None], ...], cursor: Any, cells: int) -> None:
+        self._cursors[signature] = (cursor, cells)
+        total = sum(c for _, c in self._cursors.values())
+        while (total > CACHE_CELLS or len(self._cursors) > _MAX_CURSORS) and len(self._cursors) > 1:
+            old, old_cells = self._cursors.popitem(last=False)[1]
+            total -= old_cells
+            with contextlib.suppress(Exception):
+                old.close()
 
     def _database(self, memory: int, threads: int) -> None:
         import duckdb
@@ -188,8 +191,8 @@ class _Worker:
         self._db, self._settings = db, (memory, threads)
 
     def _reset(self) -> None:
-        """Close the database and its cursors (cached frames stay)."""
-        for cursor in self._cursors.values():
+        """Close the database and its cursors (later requests send their tables again)."""
+        for cursor, _ in self._cursors.values():
             with contextlib.suppress(Exception):
                 cursor.close()
         self._cursors.clear()
