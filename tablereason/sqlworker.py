@@ -55,8 +55,11 @@ _PLAIN = frozenset(
 def write_message(fd: int, message: Any) -> None:
     """Write one length-prefixed pickle to a file descriptor."""
     data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    _write_all(fd, HEADER.pack(len(data)))
-    _write_all(fd, data)
+    if len(data) < 1 << 20:  # one write: the reader wakes once
+        _write_all(fd, HEADER.pack(len(data)) + data)
+    else:
+        _write_all(fd, HEADER.pack(len(data)))
+        _write_all(fd, data)
 
 
 def _write_all(fd: int, data: bytes) -> None:
