@@ -24,14 +24,14 @@ bounded re-ask with the operation's message.
 
 from __future__ import annotations
 
-import itertools
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tablereason.errors import ParseError, SQLError, TableError
 from tablereason.methods import chain_of_table_views as V
+from tablereason.methods.chain_of_table_large_view import group_block as group_block
+from tablereason.methods.chain_of_table_large_view import view_text
 from tablereason.operations import table_profile as TP
 from tablereason.prompts.render import render, template
 
@@ -40,17 +40,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table import Table
     from tablereason.trace import TraceStep
 
-HEAD_ROWS = 3
 GROUP_ROWS = 20
-TOP_VALUES = 5
-"""Columns with at most this many distinct values list them all, with counts."""
-SHOWN_VALUES = 3
-"""Frequent values listed for other columns."""
-VALUE_CHARS = 40
+"""Groups the final query sees (the largest)."""
 LOWERCASE_IN_DUCKDB_ROWS = 1000
 """Tables with more rows than this are lower-cased by DuckDB, not in Python."""
 
-_WORD = re.compile(r"[0-9a-z][0-9a-z'.-]*[0-9a-z]|[0-9a-z]", re.I)
 _WHERE = re.compile(r"^\s*where\b", re.I)
 _ASSIGN = re.compile(r"(?<![<>!=])=(?!=)")
 
@@ -79,103 +73,6 @@ def is_large(table: Table, threshold: int | None) -> bool:
 # ----------------------------------------------------------------------------- the view
 
 
-def question_terms(question: str) -> list[str]:
-    """Words of the question worth searching for, and adjacent pairs of them.
-
-    Example:
-        >>> question_terms("How many days had snow in Seattle?")
-        ['days', 'snow', 'seattle', 'days snow', 'snow seattle']
-    """
-    words = [w.lower() for w in _WORD.findall(question)]
-    kept = [w for w in words if w not in V.STOPWORDS]
-    pairs = [f"{a} {b}" for a, b in itertools.pairwise(kept)]
-    return list(dict.fromkeys(kept + pairs))
-
-
-def _spellable(term: str) -> bool:
-    """Terms compared by spelling: single words of letters (not numbers, not pairs)."""
-    return " " not in term and any(ch.isalpha() for ch in term) and len(term) >= 3
-
-
-def _number(value: float) -> str:
-    """A number as prompt text: whole numbers without ``.0``, others to 6 decimals."""
-    rounded = round(value, 6)
-    if rounded == int(rounded) and abs(rounded) < 1e15:
-        return str(int(rounded))
-    return repr(rounded)
-
-
-def _short(text: str, limit: int = VALUE_CHARS) -> str:
-    text = V.cell(text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def column_line(column: TP.ColumnProfile, shown: int = SHOWN_VALUES) -> str:
-    """One line of the schema: name, type, distinct values, range or frequent values.
-
-    Every value is listed when there are at most ``TOP_VALUES`` of them, else the
-    ``shown`` most frequent; long values are cut.
-
-    Example:
-        >>> print(column_line(TP.ColumnProfile("kind", "text", 9, 2, [("snow", 6), ("rain", 3)])))
-        column kind : text ; 2 distinct ; snow (6) , rain (3)
-    """
-    parts = [f"column {V.cell(column.name)} : {column.type}"]
-    if column.type == "empty":
-        return parts[0]
-    parts.append(f"{column.distinct} distinct")
-    if column.low is not None:
-        parts.append(f"from {_short(column.low)} to {_short(column.high or '')}")
-    if column.total is not None:
-        parts.append(f"sum {_number(column.total)}")
-    top = column.top if column.distinct <= TOP_VALUES else column.top[:shown]
-    if top and top[0][1] > 1:
-        parts.append(" , ".join(f"{_short(v)} ({n})" for v, n in top))
-    elif top and column.type == "text":
-        parts.append("e.g. " + " , ".join(_short(v) for v, _ in top))
-    return " ; ".join(parts)
-
-
-def view_text(
-    table: Table,
-    question: str,
-    *,
-    caption: str | None,
-    budget: int,
-    head: int = HEAD_ROWS,
-) -> str:
-    """The bounded view of a large table (without the ``/*`` ``*/`` wrapper).
-
-    Args:
-        table: The table to show.
-        question: The question or statement; its words choose the rows shown.
-        caption: Caption line to print, or ``None``.
-        budget: Most lines for the schema and rows together (the profile's
-            ``view_rows``); at least ``head`` rows are always shown.
-        head: First rows always shown.
-    """
-    summary = TP.profile(table, examples=TOP_VALUES)
-    lines = [] if caption is None else [f"table caption : {V.cell(caption)}"]
-    lines.append(f"rows : {table.num_rows}")
-    lines.append("col : " + " | ".join(V.cell(h) for h in table.columns))
-    lines += [column_line(c) for c in summary.columns]
-    room = max(budget - len(summary.columns), head)
-    if table.num_rows <= room:
-        positions = list(range(table.num_rows))
-    else:
-        found = TP.retrieve(table, question_terms(question), limit=room - head, spell=_spellable)
-        for term, column, value, count in found.close:
-            lines.append(
-                f"close match : {term} ~ {V.cell(column)} = {V.cell(value)} ({count} rows)"
-            )
-        positions = sorted(set(range(min(head, table.num_rows))) | set(found.positions))
-    if positions:
-        rows = table.select_rows(positions).rows()
-        for position, row in zip(positions, rows, strict=True):
-            lines.append(f"row {position + 1} : " + " | ".join(V.cell(c) for c in row))
-    return "\n".join(lines)
-
-
 def view_block(session: Session, *, caption: str | None = None) -> str:
     """The current table's view wrapped in ``/*`` ... ``*/``, cached per table."""
     state = _state(session)
@@ -190,28 +87,6 @@ def view_block(session: Session, *, caption: str | None = None) -> str:
     if caption is not None:
         text = f"table caption : {V.cell(caption)}\n{text}"
     return "/*\n" + text + "\n*/\n"
-
-
-def group_block(column: str, groups: Sequence[tuple[str, int]], total: int | None) -> str:
-    """The group block of the final query, saying how many groups there are in all.
-
-    As :func:`~tablereason.methods.chain_of_table_views.group_block`, plus a line
-    when only the largest groups are shown.
-
-    Example:
-        >>> print(group_block("k", [("a", 5)], total=3), end="")
-        /*
-        Group the rows according to column: k.
-        Group ID | k | Count
-        Group 1 | a | 5
-        3 groups in all; the 1 largest are shown.
-        */
-    """
-    block = V.group_block(column, groups)
-    if total is None or total <= len(groups):
-        return block
-    note = f"{total} groups in all; the {len(groups)} largest are shown.\n"
-    return block[: -len("*/\n")] + note + "*/\n"
 
 
 def _state(session: Session) -> LargeState:

@@ -46,6 +46,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 ColumnType = Literal["number", "date", "timestamp", "text", "empty"]
 TABLE_NAME = "t"
+SAMPLE_ROWS = 2000
+"""Rows read first to rule out column types before every row is checked."""
 MAX_EXPRESSION_CHARS = 2000
 
 _ROW_LEVEL_FORBIDDEN: tuple[tuple[type[exp.Expr], str], ...] = (
@@ -152,22 +154,60 @@ def resolve_columns(table: Table, expression: exp.Expr) -> list[str]:
 def column_types(table: Table, names: Iterable[str]) -> dict[str, ColumnType]:
     """The type each named column reads as, decided over every row in DuckDB.
 
+    The first :data:`SAMPLE_ROWS` rows rule out most types cheaply (one cell that
+    does not read as a number is enough); the type left for each column is then
+    checked over every row, so the result never depends on the sample.
+
     Example:
         >>> from tablereason.table import Table
         >>> t = Table.from_records(["d", "n"], [["2012-01-01", "1,200"], ["", "3"]])
         >>> column_types(t, ["d", "n"])
         {'d': 'date', 'n': 'number'}
     """
-    wanted = [table.column(n).name for n in names]
+    wanted = list(dict.fromkeys(table.column(n).name for n in names))
     if not wanted:
         return {}
+    everything: tuple[ColumnType, ...] = ("number", "date", "timestamp")
+    candidates = {name: everything for name in wanted}
+    types: dict[str, ColumnType] = {}
+    if table.num_rows > SAMPLE_ROWS:
+        sampled = _read_as(table, candidates, limit=SAMPLE_ROWS)
+        candidates = {}
+        for name, kinds in sampled.items():
+            if kinds == ():  # a filled cell of the sample reads as no type
+                types[name] = "text"
+            else:
+                candidates[name] = everything if kinds is None else kinds
+    found = _read_as(table, candidates, limit=None)
+    for name, fits in found.items():
+        types[name] = "empty" if fits is None else (fits[0] if fits else "text")
+    return {name: types[name] for name in wanted}
+
+
+def _read_as(
+    table: Table, candidates: dict[str, tuple[ColumnType, ...]], *, limit: int | None
+) -> dict[str, tuple[ColumnType, ...] | None]:
+    """For each column, the candidate types every non-empty cell reads as (in order).
+
+    ``None`` for a column without a non-empty cell. With ``limit``, only the first
+    ``limit`` rows (in storage order) are read.
+    """
+    if not candidates:
+        return {}
     checks: list[exp.Expr] = []
+    layout: list[tuple[str, tuple[ColumnType, ...]]] = []
     with table._scan() as scan:
-        for name in wanted:
-            cell = exp.func("trim", scan.cell(name))
+        names = list(candidates)
+        inner = scan.select(
+            *(exp.alias_(scan.cell(n), ident(f"v{i}")) for i, n in enumerate(names))
+        )
+        if limit is not None:
+            inner = inner.limit(limit, copy=False)
+        for i, name in enumerate(names):
+            cell = exp.func("trim", exp.column(ident(f"v{i}")))
             filled = exp.NEQ(this=cell.copy(), expression=exp.Literal.string(""))
             checks.append(_count_where(filled))
-            for kind in ("number", "date", "timestamp"):
+            for kind in candidates[name]:
                 reads: exp.Expr = exp.Not(
                     this=exp.Is(this=typed_cell(cell.copy(), kind), expression=exp.Null())
                 )
@@ -175,22 +215,24 @@ def column_types(table: Table, names: Iterable[str]) -> dict[str, ColumnType]:
                     clock = exp.func("contains", cell.copy(), exp.Literal.string(":"))
                     reads = exp.and_(reads, exp.Not(this=clock))
                 checks.append(_count_where(reads))
-        result = table._store.fetch(scan.select(*checks))
-    counts = list(result[0]) if result else [0] * len(checks)
-    types: dict[str, ColumnType] = {}
-    for i, name in enumerate(wanted):
-        filled_n, numbers, dates, stamps = (int(c or 0) for c in counts[4 * i : 4 * i + 4])
-        if not filled_n:
-            types[name] = "empty"
-        elif numbers == filled_n:
-            types[name] = "number"
-        elif dates == filled_n:
-            types[name] = "date"
-        elif stamps == filled_n:
-            types[name] = "timestamp"
-        else:
-            types[name] = "text"
-    return types
+            layout.append((name, candidates[name]))
+        query = exp.select(*checks).from_(
+            exp.Subquery(this=inner, alias=exp.TableAlias(this=ident("s")))
+        )
+        result = table._store.fetch(query)
+    counts = [int(c or 0) for c in result[0]] if result else [0] * len(checks)
+    out: dict[str, tuple[ColumnType, ...] | None] = {}
+    position = 0
+    for name, kinds in layout:
+        filled_n = counts[position]
+        read = counts[position + 1 : position + 1 + len(kinds)]
+        position += 1 + len(kinds)
+        out[name] = (
+            None
+            if not filled_n
+            else tuple(k for k, n in zip(kinds, read, strict=True) if n == filled_n)
+        )
+    return out
 
 
 def compile_expression(

@@ -44,6 +44,8 @@ FUZZY_MIN = 0.88
 """Smallest Jaro-Winkler similarity for a term to match a cell value by spelling."""
 FUZZY_DISTINCT_MAX = 50_000
 """Columns with more distinct values than this are not searched by spelling."""
+APPROX_ROWS = 100_000
+"""Tables with more rows than this estimate distinct counts of mostly-unique columns."""
 _JOIN = "\x1f"
 
 
@@ -60,6 +62,8 @@ class ColumnProfile:
         low: Cell text of the smallest value (numbers and dates).
         high: Cell text of the largest value (numbers and dates).
         total: Sum of the values (numbers).
+        approximate: ``distinct`` is an estimate (a mostly-unique column of a table of
+            more than :data:`APPROX_ROWS` rows); ``top`` then lists examples only.
     """
 
     name: str
@@ -70,6 +74,7 @@ class ColumnProfile:
     low: str | None = None
     high: str | None = None
     total: float | None = None
+    approximate: bool = False
 
 
 @dataclass(frozen=True)
@@ -96,56 +101,96 @@ class Retrieval:
 
 
 def profile(table: Table, examples: int = 3) -> TableProfile:
-    """Summarise every column of ``table`` in DuckDB (a few queries, bounded results)."""
+    """Summarise every column of ``table`` in DuckDB (a few queries, bounded results).
+
+    Distinct values are counted exactly, except in a column of a table of more than
+    :data:`APPROX_ROWS` rows whose values are mostly different: its count is an
+    estimate (``ColumnProfile.approximate``) and its examples come without counts.
+    """
     names = table.columns
     types = column_types(table, names)
+    big = table.num_rows > APPROX_ROWS
     stats: list[exp.Expr] = []
+    typed = [n for n in names if types[n] in ("number", "date", "timestamp")]
     with table._scan() as scan:
         for name in names:
             cell = scan.cell(name)
             filled = exp.NEQ(this=exp.func("trim", cell.copy()), expression=exp.Literal.string(""))
             stats.append(_filtered(exp.Count(this=exp.Literal.number(1)), filled))
-            stats.append(_filtered(exp.Count(this=exp.Distinct(expressions=[cell.copy()])), filled))
-            if types[name] in ("number", "date", "timestamp"):
-                typed = typed_cell(cell.copy(), types[name], trim=True)
-                stats.append(exp.func("arg_min", cell.copy(), typed.copy()))
-                stats.append(exp.func("arg_max", cell.copy(), typed.copy()))
-                summed = exp.func("sum", typed) if types[name] == "number" else exp.Null()
-                stats.append(summed)
-        row = table._store.fetch(scan.select(*stats))[0] if table.num_rows else None
-        tops = {name: _top(table, scan, name, examples) for name in names} if row else {}
-    columns: list[ColumnProfile] = []
-    values = list(row) if row else []
-    for name in names:
-        kind = types[name]
-        if not values:
-            columns.append(ColumnProfile(name, kind, 0, 0, []))
-            continue
-        filled_n, distinct = int(values.pop(0) or 0), int(values.pop(0) or 0)
-        low = high = None
-        total = None
-        if kind in ("number", "date", "timestamp"):
-            low, high, raw = values.pop(0), values.pop(0), values.pop(0)
-            total = None if raw is None else float(raw)
-        columns.append(ColumnProfile(name, kind, filled_n, distinct, tops[name], low, high, total))
+            distinct = (
+                exp.func("approx_count_distinct", cell.copy())
+                if big
+                else exp.Count(this=exp.Distinct(expressions=[cell.copy()]))
+            )
+            stats.append(_filtered(distinct, filled.copy()))
+        for name in typed:
+            cell = scan.cell(name)
+            value = typed_cell(cell.copy(), types[name], trim=True)
+            stats.append(exp.func("arg_min", cell.copy(), value.copy()))
+            stats.append(exp.func("arg_max", cell.copy(), value.copy()))
+            stats.append(exp.func("sum", value) if types[name] == "number" else exp.Null())
+        row = list(table._store.fetch(scan.select(*stats))[0]) if table.num_rows else []
+        columns: list[ColumnProfile] = []
+        extremes = row[2 * len(names) :]
+        for i, name in enumerate(names):
+            kind = types[name]
+            if not row:
+                columns.append(ColumnProfile(name, kind, 0, 0, []))
+                continue
+            filled_n, distinct_n = int(row[2 * i] or 0), int(row[2 * i + 1] or 0)
+            approximate = big and distinct_n > filled_n // 2
+            if approximate:
+                top = _first(table, scan, name, examples)
+            else:
+                top, distinct_n = _top(table, scan, name, examples, distinct_n)
+            low = high = None
+            total = None
+            if kind in ("number", "date", "timestamp"):
+                j = 3 * typed.index(name)
+                low, high = extremes[j], extremes[j + 1]
+                total = None if extremes[j + 2] is None else float(extremes[j + 2])
+            columns.append(
+                ColumnProfile(name, kind, filled_n, distinct_n, top, low, high, total, approximate)
+            )
     return TableProfile(table.num_rows, columns)
 
 
-def _top(table: Table, scan: Scan, name: str, limit: int) -> list[tuple[str, int]]:
-    """The ``limit`` most frequent non-empty values of a column, ties alphabetical."""
-    if limit <= 0:
-        return []
+def _first(table: Table, scan: Scan, name: str, limit: int) -> list[tuple[str, int]]:
+    """The alphabetically first non-empty values of a column (counts not known: 1)."""
+    cell = scan.cell(name)
+    filled = exp.NEQ(this=exp.func("trim", cell.copy()), expression=exp.Literal.string(""))
+    query = (
+        scan.select(exp.alias_(cell.copy(), "v"))
+        .where(filled, copy=False)
+        .distinct(copy=False)
+        .order_by(exp.column("v"), copy=False)
+        .limit(limit, copy=False)
+    )
+    return [(str(v), 1) for (v,) in table._store.fetch(query)]
+
+
+def _top(
+    table: Table, scan: Scan, name: str, limit: int, distinct: int
+) -> tuple[list[tuple[str, int]], int]:
+    """The most frequent non-empty values and the exact number of distinct ones.
+
+    At most ``limit`` values, ties alphabetical; ``distinct`` is returned when the
+    column has no non-empty value.
+    """
     cell = scan.cell(name)
     filled = exp.NEQ(this=exp.func("trim", cell.copy()), expression=exp.Literal.string(""))
     count = exp.func("count", exp.Star())
+    groups = exp.Window(this=exp.func("count", exp.Star()))
     query = (
-        scan.select(exp.alias_(cell.copy(), "v"), exp.alias_(count, "n"))
+        scan.select(exp.alias_(cell.copy(), "v"), exp.alias_(count, "n"), exp.alias_(groups, "g"))
         .where(filled, copy=False)
         .group_by(cell.copy(), copy=False)
         .order_by(exp.Ordered(this=exp.column("n"), desc=True), exp.column("v"), copy=False)
-        .limit(limit, copy=False)
+        .limit(max(limit, 1), copy=False)
     )
-    return [(str(v), int(n)) for v, n in table._store.fetch(query)]
+    found = table._store.fetch(query)
+    top = [(str(v), int(n)) for v, n, _ in found][:limit]
+    return top, int(found[0][2]) if found else distinct
 
 
 def retrieve(
@@ -155,6 +200,7 @@ def retrieve(
     *,
     columns: Sequence[str] | None = None,
     spell: Callable[[str], bool] = lambda term: True,
+    summary: TableProfile | None = None,
 ) -> Retrieval:
     """The rows that mention ``terms``, best first, at most ``limit``.
 
@@ -170,6 +216,7 @@ def retrieve(
         limit: Most rows returned.
         columns: Columns to search (default: all).
         spell: Which of the terms that match no row are compared by spelling.
+        summary: The table's :func:`profile`, when known (saves queries).
     """
     wanted = list(dict.fromkeys(t.lower().replace(_JOIN, "").strip() for t in terms))
     wanted = [t for t in wanted if t]
@@ -177,32 +224,43 @@ def retrieve(
     if not wanted or not names or not table.num_rows:
         return Retrieval([])
     with table._scan() as scan:
-        cells = [exp.func("lower", scan.cell(n)) for n in names]
-        joined = exp.func("concat_ws", exp.Literal.string(_JOIN), *(c.copy() for c in cells))
-        hits = []
-        for term in wanted:
-            literal = exp.Literal.string(term)
-            equal = exp.or_(*(exp.EQ(this=c.copy(), expression=literal.copy()) for c in cells))
-            contained = exp.func("contains", joined.copy(), literal.copy())
-            hits.append((equal, contained))
-        counts = scan.select(
-            *(_filtered(exp.Count(this=exp.Literal.number(1)), c) for _, c in hits)
+        # One lowered text per row: the cells between separators, so that a term
+        # between two separators is a whole cell and a match never spans two cells.
+        sep = exp.Literal.string(_JOIN)
+        joined = exp.Anonymous(
+            this="concat_ws", expressions=[sep.copy(), *(scan.cell(n) for n in names)]
         )
+        text = exp.DPipe(
+            this=exp.DPipe(this=sep.copy(), expression=exp.func("lower", joined)),
+            expression=sep.copy(),
+        )
+        rows = scan.select(exp.alias_(scan.pos, ident(POS)), exp.alias_(text, "txt"))
+        source = exp.Subquery(this=rows, alias=exp.TableAlias(this=ident("r")))
+        txt = exp.column("txt")
+
+        def has(term: str, whole: bool = False) -> exp.Expr:
+            needle = f"{_JOIN}{term}{_JOIN}" if whole else term
+            return exp.func("contains", txt.copy(), exp.Literal.string(needle))
+
+        counts = exp.select(
+            *(_filtered(exp.Count(this=exp.Literal.number(1)), has(t)) for t in wanted)
+        ).from_(source.copy())
         found = [int(n or 0) for n in table._store.fetch(counts)[0]]
         matches = dict(zip(wanted, found, strict=True))
-        close = _close_values(table, scan, [t for t, n in matches.items() if not n and spell(t)])
+        unmatched = [t for t, n in matches.items() if not n and spell(t)]
+        close = _close_values(table, scan, unmatched, summary) if unmatched else []
         score: exp.Expr = exp.Literal.number(0)
-        for equal, contained in hits:
+        for term in wanted:
             case = exp.Case(
                 ifs=[
-                    exp.If(this=equal, true=exp.Literal.number(2)),
-                    exp.If(this=contained, true=exp.Literal.number(1)),
+                    exp.If(this=has(term, whole=True), true=exp.Literal.number(2)),
+                    exp.If(this=has(term), true=exp.Literal.number(1)),
                 ],
                 default=exp.Literal.number(0),
             )
             score = exp.Add(this=score, expression=case)
-        for _, column, value, _ in close:
-            same = exp.EQ(this=scan.cell(column), expression=exp.Literal.string(value))
+        for _, _, value, _ in close:
+            same = has(value.lower(), whole=True)
             score = exp.Add(
                 this=score,
                 expression=exp.Case(
@@ -210,58 +268,76 @@ def retrieve(
                     default=exp.Literal.number(0),
                 ),
             )
-        ranked = exp.select(exp.column(POS)).from_(
-            exp.Subquery(
-                this=scan.select(exp.alias_(scan.pos, ident(POS)), exp.alias_(score, "s")),
-                alias=exp.TableAlias(this=ident("r")),
-            )
-        )
+        scored = exp.select(exp.column(POS), exp.alias_(score, "s")).from_(source.copy())
         query = (
-            ranked.where(exp.GT(this=exp.column("s"), expression=exp.Literal.number(0)))
+            exp.select(exp.column(POS))
+            .from_(exp.Subquery(this=scored, alias=exp.TableAlias(this=ident("q"))))
+            .where(exp.GT(this=exp.column("s"), expression=exp.Literal.number(0)))
             .order_by(exp.Ordered(this=exp.column("s"), desc=True), exp.column(POS))
             .limit(limit)
         )
-        rows = table._store.fetch_numpy(query)
-    return Retrieval([int(p) for p in rows[POS].tolist()], matches, close)
+        ranked = table._store.fetch_numpy(query)
+    return Retrieval([int(p) for p in ranked[POS].tolist()], matches, close)
 
 
 def _close_values(
-    table: Table, scan: Scan, terms: Sequence[str]
+    table: Table, scan: Scan, terms: Sequence[str], summary: TableProfile | None
 ) -> list[tuple[str, str, str, int]]:
-    """Cell values of text columns spelled like one of ``terms``: (term, column, value, rows)."""
-    if not terms:
-        return []
-    text = [n for n, k in column_types(table, table.columns).items() if k == "text"]
+    """Cell values of text columns spelled like one of ``terms``: (term, column, value, rows).
+
+    One query per text column with at most :data:`FUZZY_DISTINCT_MAX` distinct values
+    compares every term with its distinct values; at most 2 values per term and column.
+    """
+    if summary is None:
+        summary = profile(table, examples=0)
+    text = [
+        c.name
+        for c in summary.columns
+        if c.type == "text" and not c.approximate and c.distinct <= FUZZY_DISTINCT_MAX
+    ]
+    terms_table = exp.Values(
+        expressions=[exp.Tuple(expressions=[exp.Literal.string(t)]) for t in terms],
+        alias=exp.TableAlias(this=ident("w"), columns=[ident("term")]),
+    )
     found: list[tuple[str, str, str, int]] = []
     for name in text:
         cell = scan.cell(name)
         distinct = scan.select(
             exp.alias_(cell.copy(), "v"), exp.alias_(exp.func("count", exp.Star()), "n")
+        ).group_by(cell.copy(), copy=False)
+        similarity = exp.func(
+            "jaro_winkler_similarity", exp.func("lower", exp.column("v")), exp.column("term")
         )
-        distinct = distinct.group_by(cell.copy(), copy=False)
-        size = table._store.fetch(
-            exp.select(exp.func("count", exp.Star())).from_(
-                exp.Subquery(this=distinct.copy(), alias=exp.TableAlias(this=ident("d")))
+        rank = exp.Window(
+            this=exp.RowNumber(),
+            partition_by=[exp.column("term")],
+            order=exp.Order(
+                expressions=[
+                    exp.Ordered(this=exp.column("s"), desc=True),
+                    exp.Ordered(this=exp.column("v")),
+                ]
+            ),
+        )
+        pairs = (
+            exp.select(
+                exp.column("term"), exp.column("v"), exp.column("n"), exp.alias_(similarity, "s")
+            )
+            .from_(exp.Subquery(this=distinct, alias=exp.TableAlias(this=ident("d"))))
+            .join(terms_table.copy(), join_type="cross")
+        )
+        query = (
+            exp.select(exp.column("term"), exp.column("v"), exp.column("n"))
+            .from_(exp.Subquery(this=pairs, alias=exp.TableAlias(this=ident("p"))))
+            .where(exp.GTE(this=exp.column("s"), expression=exp.Literal.number(FUZZY_MIN)))
+            .qualify(exp.LTE(this=rank, expression=exp.Literal.number(2)))
+            .order_by(
+                exp.column("term"), exp.Ordered(this=exp.column("s"), desc=True), exp.column("v")
             )
         )
-        if not size or int(size[0][0]) > FUZZY_DISTINCT_MAX:
-            continue
-        for term in terms:
-            similarity = exp.func(
-                "jaro_winkler_similarity",
-                exp.func("lower", exp.column("v")),
-                exp.Literal.string(term),
-            )
-            query = (
-                exp.select(exp.column("v"), exp.column("n"), exp.alias_(similarity, "s"))
-                .from_(exp.Subquery(this=distinct.copy(), alias=exp.TableAlias(this=ident("d"))))
-                .where(exp.GTE(this=exp.column("s"), expression=exp.Literal.number(FUZZY_MIN)))
-                .order_by(exp.Ordered(this=exp.column("s"), desc=True), exp.column("v"))
-                .limit(2)
-            )
-            for value, count, _ in table._store.fetch(query):
-                found.append((term, name, str(value), int(count)))
-    return found
+        for term, value, count in table._store.fetch(query):
+            found.append((str(term), name, str(value), int(count)))
+    order = {t: i for i, t in enumerate(terms)}
+    return sorted(found, key=lambda f: order[f[0]])
 
 
 def group_summary(

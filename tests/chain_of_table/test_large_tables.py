@@ -16,6 +16,7 @@ import pytest
 from tablereason.llm import Request, ScriptedLLM
 from tablereason.methods import ChainOfTable
 from tablereason.methods import chain_of_table_large as L
+from tablereason.methods.chain_of_table_large_view import column_line, view_text
 from tablereason.operations.table_profile import lowercased
 from tablereason.table import Table
 
@@ -119,8 +120,8 @@ def test_paper_keeps_the_first_rows_and_says_so(big: Table) -> None:
 
 def test_view_is_bounded_and_holds_the_schema(big: Table) -> None:
     huge = weather(30_000)
-    first = L.view_text(big, "how many days had snow?", caption=None, budget=30)
-    second = L.view_text(huge, "how many days had snow?", caption=None, budget=30)
+    first = view_text(big, "how many days had snow?", caption=None, budget=30)
+    second = view_text(huge, "how many days had snow?", caption=None, budget=30)
     assert len(first.split("\n")) == len(second.split("\n")) <= 30 + 3
     assert second.startswith("rows : 30000\ncol : date | precipitation | temp_max | weather\n")
     assert re.search(r"^column weather : text ; 5 distinct ; sun \(\d+\) , ", second, re.M)
@@ -131,7 +132,7 @@ def test_view_is_bounded_and_holds_the_schema(big: Table) -> None:
 
 
 def test_view_names_values_spelled_like_question_words(big: Table) -> None:
-    text = L.view_text(big, "how many snowy days were there?", caption=None, budget=30)
+    text = view_text(big, "how many snowy days were there?", caption=None, budget=30)
     snow = sum(r[3] == "snow" for r in big.rows())
     assert f"close match : snowy ~ weather = snow ({snow} rows)" in text
 
@@ -270,3 +271,15 @@ def test_seattle_weather_snow_days() -> None:
     ChainOfTable(llm, task="wikitq").run(table, "how many days had snow?")
     assert "rows : 1461" in seen[0].as_text() and "snow (23)" in seen[0].as_text()
     assert "rows : 23\n" in final_prompt(seen)
+
+
+def test_mostly_unique_columns_of_huge_tables_get_an_estimate() -> None:
+    from tablereason.operations import table_profile as TP
+
+    rows = [[f"id{i:06d}", KINDS[i % 5]] for i in range(TP.APPROX_ROWS + 10)]
+    summary = TP.profile(Table.from_records(["id", "kind"], rows), examples=3)
+    ids, kinds = summary.columns
+    assert ids.approximate and ids.top == [("id000000", 1), ("id000001", 1), ("id000002", 1)]
+    assert not kinds.approximate and kinds.distinct == 5
+    assert kinds.top[0] == ("drizzle", (TP.APPROX_ROWS + 10) // 5)  # ties: alphabetical
+    assert re.match(r"column id : text ; about \d+ distinct ; e\.g\. id000000 , ", column_line(ids))

@@ -152,3 +152,13 @@ def test_filter_and_expression_steps_replay() -> None:
     replayed = table.replay([s.to_dict() for s in result.steps()])
     assert replayed.rows() == result.rows() == [["2013-02-02", "9", "rain", "2"]]
     assert result.steps()[0].detail == {"types": {"rain mm": "number"}}
+
+
+def test_column_types_never_depend_on_the_sample() -> None:
+    n = R.SAMPLE_ROWS + 500
+    late_text = [["2013-02-01", "1", "snow"]] * n + [["2013-02-02", "n/a", "rain"]]
+    late_dates = [["", "1", "x"]] * n + [["2013-02-03", "2", "y"]]
+    assert R.column_types(_table(late_text), ["rain mm"]) == {"rain mm": "text"}
+    assert R.column_types(_table(late_dates), ["day"]) == {"day": "date"}
+    found = _table(late_text).apply("filter_rows", condition="\"rain mm\" = 'n/a'")
+    assert found.num_rows == 1
