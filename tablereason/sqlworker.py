@@ -45,7 +45,7 @@ CACHE_CELLS = 10_000_000
 MATERIALIZE_CELLS = 200_000
 """Kept tables up to this many cells are copied into DuckDB (faster to query than a view
 of the pandas frame); larger ones stay views, outside DuckDB's memory limit."""
-_FETCH_BATCH = 1024
+_FETCH_BATCH = 256
 _MAX_CURSORS = 64
 _PLAIN = frozenset(
     {type(None), bool, int, float, str, bytes, decimal.Decimal, datetime.date, datetime.timedelta}
