@@ -63,7 +63,8 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     from tablereason.api import ask, load_table
     from tablereason.resolve import resolve_llm
 
-    table = load_table(args.table, caption=args.caption)  # a bad file fails before any model
+    # the table is read first: a bad file fails before any model is looked for
+    table = load_table(args.table, caption=args.caption, delimiter=args.delimiter)
     llm = resolve_llm(
         args.model,
         base_url=args.base_url,

@@ -195,3 +195,12 @@ def test_error_messages_escape_what_they_quote(tmp_path: Path, capsys) -> None:
     assert main(["ask", str(name), "q"]) == EXIT_INPUT
     err = capsys.readouterr().err
     assert raw_controls(err) == [] and "\\x1b]0;pwned\\x07" in err
+
+
+def test_cli_ask_reads_with_the_given_delimiter(tmp_path: Path, monkeypatch, capsys) -> None:
+    path = tmp_path / "t.txt"
+    path.write_text("a;b|c\n1;2|3\n", encoding="utf-8")  # guessed: ";"; asked: "|"
+    monkeypatch.setattr(resolve, "resolve_llm", lambda *a, **k: scripted("x"))
+    assert main(["ask", str(path), "q", "--delimiter", "|", "--json"]) == EXIT_OK
+    steps = json.loads(capsys.readouterr().out)["trace"]["steps"]
+    assert steps[0]["table"]["header"] == ["a;b", "c"]
