@@ -28,11 +28,11 @@ from tablereason.errors import MissingDependencyError, TableParseError
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table import Table
 
-MAX_UNCOMPRESSED_BYTES = 256 * 1024 * 1024
+MAX_UNCOMPRESSED_BYTES = 128 * 1024 * 1024
 """Largest total size the parts of a workbook may declare."""
 MAX_RATIO = 100
 """Largest expansion (uncompressed over compressed size) of a part over 1 MiB."""
-MAX_CELLS = 10_000_000
+MAX_CELLS = 2_000_000
 """Largest number of cells of the sheet that is read (declared, and read)."""
 MAX_PARTS = 10_000
 """Most parts (files) a workbook archive may hold."""
