@@ -196,7 +196,10 @@ def main() -> None:
     set_table_sql_limits(
         SQLLimits(seconds=LIMITS.seconds, memory=LIMITS.memory, threads=1, max_rows=1_000_000)
     )
-    print("| bomb | path | seconds to the error | error | worker peak MiB | caller growth MiB |")
+    print(
+        "| bomb | path | seconds to the error | error "
+        "| worker peak growth MiB | caller growth MiB |"
+    )
     print("|---|---|---|---|---|---|")
     for name, query in BOMBS.items():
         for path, run, warm in (
