@@ -7,10 +7,14 @@ every model failure. Which ones are worth retrying is decided by :func:`is_retry
 from __future__ import annotations
 
 from tablereason.errors import LLMError
+from tablereason.llm.redaction import redact
 
 
 class TransientLLMError(LLMError):
     """A failure that may go away on its own: rate limit, server error, timeout, dropped link.
+
+    The message is redacted (:func:`~tablereason.llm.redaction.redact`): server text
+    quoting a key never reaches logs or traces.
 
     Args:
         message: What happened.
@@ -21,9 +25,28 @@ class TransientLLMError(LLMError):
     def __init__(
         self, message: str, *, status: int | None = None, retry_after: float | None = None
     ) -> None:
-        super().__init__(message)
+        super().__init__(redact(message))
         self.status = status
         self.retry_after = retry_after
+
+
+class MalformedReplyError(TransientLLMError):
+    """A reply with status 200 that is not what the API promises.
+
+    Not JSON, not an object, no choices, a choice or message of the wrong type, text
+    that is null, usage counts that are not numbers... The message names the first
+    field found wrong. Retried like other transient failures: a server that sends one
+    such reply usually sends a good one next.
+    """
+
+
+class DuplicateReplyError(TransientLLMError):
+    """The server delivered a reply already received on the same connection.
+
+    Read as the answer to the next request, it would be attributed (and cached) under
+    the wrong prompt. The connection is dropped and the request is retried on a fresh
+    one.
+    """
 
 
 class ContextLengthError(LLMError, ValueError):
@@ -56,7 +79,7 @@ class RetriesExhaustedError(LLMError):
     """Every attempt failed with a transient error; ``last_error`` holds the final one."""
 
     def __init__(self, message: str, *, attempts: int, last_error: BaseException) -> None:
-        super().__init__(message)
+        super().__init__(redact(message))
         self.attempts = attempts
         self.last_error = last_error
 

@@ -16,6 +16,7 @@ Choose it with ``transport="http"`` on :class:`~tablereason.llm.OpenAIChat` and
 from __future__ import annotations
 
 import http.client
+import io
 import json
 import select
 import socket
@@ -25,8 +26,10 @@ import urllib.request
 from typing import Any
 
 from tablereason.errors import ConfigurationError
-from tablereason.llm.errors import TransientLLMError
-from tablereason.llm.http_errors import status_error
+from tablereason.llm.deadline import DeadlineReader, deadline_after, time_left
+from tablereason.llm.errors import DuplicateReplyError, TransientLLMError
+from tablereason.llm.http_errors import error_message, status_error
+from tablereason.llm.replies import SeenReplies, decode
 
 
 class JSONObject(dict[str, Any]):
@@ -45,20 +48,6 @@ class JSONObject(dict[str, Any]):
         return self.get(name)
 
 
-def _error_message(body: bytes) -> str:
-    text = body.decode("utf-8", "replace").strip()
-    try:
-        payload = json.loads(text)
-    except ValueError:
-        return text[:500] or "(no body)"
-    error = payload.get("error") if isinstance(payload, dict) else None
-    if isinstance(error, dict) and error.get("message"):
-        return str(error["message"])
-    if isinstance(error, str):
-        return error
-    return text[:500]
-
-
 def proxied(url: str) -> bool:
     """Whether the environment routes ``url`` through a proxy (``HTTPS_PROXY`` and kin).
 
@@ -73,6 +62,32 @@ def proxied(url: str) -> bool:
     return not urllib.request.proxy_bypass(parts.hostname or "")
 
 
+class _SocketWithDeadline:
+    """What ``http.client`` builds a response from: reads bounded by the deadline."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+
+    def makefile(self, mode: str) -> io.BufferedReader:
+        return io.BufferedReader(DeadlineReader(self._sock))
+
+
+class _DeadlineResponse(http.client.HTTPResponse):
+    """A response whose status line, headers and body are read before the deadline."""
+
+    def __init__(self, sock: socket.socket, *args: Any, **kwargs: Any) -> None:
+        wrapped: Any = _SocketWithDeadline(sock)
+        super().__init__(wrapped, *args, **kwargs)
+
+
+class _HTTPConnection(http.client.HTTPConnection):
+    response_class = _DeadlineResponse
+
+
+class _HTTPSConnection(http.client.HTTPSConnection):
+    response_class = _DeadlineResponse
+
+
 class JSONTransport:
     """POST JSON to an OpenAI-compatible server; one keep-alive connection per thread.
 
@@ -81,10 +96,16 @@ class JSONTransport:
     :class:`TransientLLMError` (timeouts, resets, truncated or malformed replies), so
     a request is never sent twice behind the caller's back.
 
+    ``timeout`` bounds the whole request (connecting, sending, the status line,
+    headers and body together), not each read: a server that trickles bytes cannot
+    hold a call longer. A reply the server delivers a second time on the same
+    connection (same id, same bytes) raises :class:`DuplicateReplyError` and drops
+    the connection instead of answering the next request.
+
     Args:
         base_url: The server's API root, e.g. ``http://127.0.0.1:8000/v1``.
         api_key: Sent as a bearer token.
-        timeout: Seconds allowed for connecting and for each read.
+        timeout: Seconds allowed for one whole request.
 
     Example:
         >>> JSONTransport("http://127.0.0.1:8000/v1", api_key="x", timeout=5).root
@@ -111,18 +132,22 @@ class JSONTransport:
         self._local = threading.local()
 
     def _connection(self) -> http.client.HTTPConnection:
+        """This thread's connection, connected within the deadline, ready to send."""
         conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
         if conn is not None and conn.sock is not None and _dropped(conn.sock):
             conn.close()
         if conn is None:
             https = self.scheme == "https"
-            factory = http.client.HTTPSConnection if https else http.client.HTTPConnection
+            factory = _HTTPSConnection if https else _HTTPConnection
             conn = factory(self.host, self.port, timeout=self.timeout)
             self._local.conn = conn
         if conn.sock is None:
+            self._local.seen = SeenReplies()
+            conn.timeout = _left()
             conn.connect()
             if conn.sock is not None:
                 conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        conn.sock.settimeout(_left())
         return conn
 
     def _discard(self) -> None:
@@ -142,17 +167,20 @@ class JSONTransport:
             The reply, with objects as :class:`JSONObject`.
 
         Raises:
-            TransientLLMError: Timeouts, connection failures, truncated or malformed
-                replies, 408/409/429/5xx statuses.
+            TransientLLMError: Timeouts, connection failures, truncated replies,
+                408/409/429/5xx statuses.
+            MalformedReplyError: A body that is not JSON.
+            DuplicateReplyError: A reply already received on this connection.
             ContextLengthError: The server said the prompt is too long.
             LLMError: Any other error status.
         """
         data = json.dumps(body).encode()
         try:
-            conn = self._connection()
-            conn.request("POST", self.root + path, body=data, headers=self._headers)
-            response = conn.getresponse()
-            payload = response.read()
+            with deadline_after(self.timeout):
+                conn = self._connection()
+                conn.request("POST", self.root + path, body=data, headers=self._headers)
+                response = conn.getresponse()
+                payload = response.read()
         except TimeoutError as error:
             self._discard()
             raise TransientLLMError(f"no reply within the {self.timeout:g}s timeout") from error
@@ -164,11 +192,25 @@ class JSONTransport:
         if response.will_close:
             self._discard()
         if response.status >= 400:
-            raise status_error(response.status, _error_message(payload), response.headers)
+            raise status_error(response.status, error_message(payload), response.headers)
+        reply = decode(payload, object_hook=JSONObject)
+        reply_id = reply.get("id") if isinstance(reply, dict) else None
         try:
-            return json.loads(payload, object_hook=JSONObject)
-        except ValueError as error:
-            raise TransientLLMError(f"malformed reply from the server: {error}") from error
+            self._local.seen.check(reply_id if isinstance(reply_id, str) else None, payload)
+        except DuplicateReplyError:
+            self._discard()
+            raise
+        return reply
+
+
+def _left() -> float:
+    """Seconds left before the request's deadline; ``TimeoutError`` when none are."""
+    left = time_left()
+    if left is None:  # pragma: no cover - post() always sets a deadline
+        raise RuntimeError("no request deadline set")
+    if left <= 0:
+        raise TimeoutError("the request's deadline passed")
+    return left
 
 
 def _dropped(sock: socket.socket) -> bool:

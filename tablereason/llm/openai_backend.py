@@ -9,6 +9,13 @@ translate errors the same way: rate limits, 5xx, timeouts, dropped connections a
 malformed replies become :class:`~tablereason.llm.errors.TransientLLMError` (with the
 server's Retry-After), an over-long prompt becomes
 :class:`~tablereason.llm.errors.ContextLengthError`.
+
+Both paths also read the reply body the same way (:mod:`~tablereason.llm.replies`):
+its shape is checked field by field (a wrong shape is a
+:class:`~tablereason.llm.errors.MalformedReplyError`), a reply delivered twice on one
+connection is refused (:class:`~tablereason.llm.errors.DuplicateReplyError`), and
+``timeout`` bounds the whole request (:mod:`~tablereason.llm.deadline`). Keys are
+redacted from every error message (:mod:`~tablereason.llm.redaction`).
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import logging
 import os
 import threading
 import time
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
@@ -26,10 +34,18 @@ from tablereason.errors import (
     MissingDependencyError,
     TableReasonError,
 )
-from tablereason.llm.base import Choice, Completion, Request, TokenLogprob, Usage
-from tablereason.llm.errors import EmptyCompletionError, TransientLLMError
-from tablereason.llm.http_errors import parse_retry_after, status_error
+from tablereason.llm.base import Choice, Completion, Request, Usage
+from tablereason.llm.deadline import deadline_after, enforce_deadlines
+from tablereason.llm.errors import (
+    DuplicateReplyError,
+    EmptyCompletionError,
+    MalformedReplyError,
+    TransientLLMError,
+)
+from tablereason.llm.http_errors import error_message, parse_retry_after, status_error
 from tablereason.llm.http_transport import JSONTransport, proxied
+from tablereason.llm.redaction import register_secret
+from tablereason.llm.replies import Reply, SeenReplies, decode, read_reply
 from tablereason.llm.stops import mend_blank_stops
 
 log = logging.getLogger(__name__)
@@ -62,20 +78,20 @@ def translate_error(error: Exception, *, timeout: float) -> Exception:
         cause = error.__cause__ or error
         return TransientLLMError(f"connection failed: {type(cause).__name__}: {cause}")
     if isinstance(error, openai.APIStatusError):
-        headers = error.response.headers if error.response is not None else None
-        return status_error(error.status_code, str(error.message), headers)
+        response = error.response
+        if response is None:  # pragma: no cover - the package always attaches it
+            return status_error(error.status_code, str(error.message), None)
+        # the body as the lean transport reads it, so both report the server's words
+        return status_error(error.status_code, error_message(response.content), response.headers)
     if isinstance(error, (openai.APIResponseValidationError, ValueError)):
-        return TransientLLMError(f"malformed reply from the server: {error}")
+        return MalformedReplyError(f"malformed reply from the server: {error}")
     return error
 
 
-def _usage(raw: Any) -> Usage:
-    if raw is None:
-        return Usage()
-    return Usage(
-        prompt_tokens=int(getattr(raw, "prompt_tokens", 0) or 0),
-        completion_tokens=int(getattr(raw, "completion_tokens", 0) or 0),
-    )
+def _carries_server_text(error: Exception) -> bool:
+    """Whether the original error holds the server's words (which may quote the key)."""
+    openai = _openai()
+    return isinstance(error, openai.APIStatusError)
 
 
 class _OpenAIBase:
@@ -112,6 +128,9 @@ class _OpenAIBase:
         self._client: Any = None
         self._pool: ThreadPoolExecutor | None = None
         self._transport: JSONTransport | None = None
+        # replies seen per connection of the openai package's pool (see _read_raw)
+        self._seen: weakref.WeakKeyDictionary[Any, SeenReplies] = weakref.WeakKeyDictionary()
+        self._seen_anywhere = SeenReplies()
         self.transport: Literal["openai", "http"] = (
             transport if transport != "auto" else self._auto_transport()
         )
@@ -135,6 +154,8 @@ class _OpenAIBase:
                     "OpenAI-compatible server), or pass api_key= / base_url="
                 )
             key = "not-needed"  # local servers accept any key
+        else:
+            register_secret(key)
         return key
 
     def _client_args(self) -> dict[str, Any]:
@@ -146,10 +167,17 @@ class _OpenAIBase:
         }
 
     def client(self) -> Any:
-        """The synchronous ``openai.OpenAI`` client (created on first use)."""
+        """The synchronous ``openai.OpenAI`` client (created on first use).
+
+        Its HTTP client's connections honour the whole-request deadline
+        (:func:`~tablereason.llm.deadline.enforce_deadlines`).
+        """
         with self._lock:
             if self._client is None:
-                self._client = _openai().OpenAI(**self._client_args())
+                openai = _openai()
+                http_client = openai.DefaultHttpxClient()
+                enforce_deadlines(http_client)
+                self._client = openai.OpenAI(**self._client_args(), http_client=http_client)
             return self._client
 
     def http(self) -> JSONTransport:
@@ -185,16 +213,36 @@ class _OpenAIBase:
         raise NotImplementedError
 
     def _create(self, body: dict[str, Any]) -> Any:
+        """Send ``body`` through the ``openai`` package; its raw (unparsed) response."""
         raise NotImplementedError
 
-    def _send(self, request: Request, n: int, seed: int | None) -> Any:
+    def _send(self, request: Request, n: int, seed: int | None) -> Reply:
         body = self._body(request, n, seed)
         if self.transport == "http":
-            return self.http().post(self.path, body)
-        return self._create(body)
+            return read_reply(self.http().post(self.path, body), self.endpoint)
+        with deadline_after(self.timeout):
+            raw = self._create(body)
+        return read_reply(self._read_raw(raw.http_response), self.endpoint)
 
-    def _choices(self, response: Any) -> list[Choice]:
-        raise NotImplementedError
+    def _read_raw(self, response: Any) -> Any:
+        """Decode an ``openai``-path reply, refusing one already seen on its connection."""
+        payload: bytes = response.content
+        data = decode(payload)
+        reply_id = data.get("id") if isinstance(data, dict) else None
+        stream = response.extensions.get("network_stream")
+        with self._lock:
+            try:
+                seen = self._seen.setdefault(stream, SeenReplies())
+            except TypeError:  # no stream to tell connections apart
+                seen = self._seen_anywhere
+            try:
+                seen.check(reply_id if isinstance(reply_id, str) else None, payload)
+            except DuplicateReplyError:
+                if stream is not None:
+                    self._seen.pop(stream, None)
+                    stream.close()  # the pool drops a closed connection before reuse
+                raise
+        return data
 
     # -- control flow ---------------------------------------------------------------------
     def _plan(self, request: Request) -> tuple[int, int]:
@@ -215,21 +263,15 @@ class _OpenAIBase:
             self.supports_n = False
         return missing
 
-    @staticmethod
-    def _checked(response: Any) -> Any:
-        if not getattr(response, "choices", None):
-            raise TransientLLMError("the server replied without any choice")
-        return response
-
     def _seed(self, request: Request, i: int) -> int | None:
         return None if request.seed is None else request.seed + i
 
-    def _finish(self, request: Request, responses: list[Any], started: float) -> Completion:
+    def _finish(self, request: Request, replies: list[Reply], started: float) -> Completion:
         choices: list[Choice] = []
         usage = Usage(requests=0)
-        for response in responses:
-            choices.extend(self._choices(response))
-            usage = usage + _usage(getattr(response, "usage", None))
+        for reply in replies:
+            choices.extend(reply.choices)
+            usage = usage + reply.usage
         usage = usage.model_copy(update={"requests": 1})
         choices, again = mend_blank_stops(request, choices, self._ask_again)
         if again is not None:  # a whitespace stop emptied the reply: asked once more
@@ -241,7 +283,7 @@ class _OpenAIBase:
                 f"{self.model!r} (call site {request.call_site!r}); the model may have no chat "
                 f"template: use its completion endpoint ({ENDPOINT_HINT}), or a chat-tuned model"
             )
-        model = getattr(responses[0], "model", None) or self.model
+        model = replies[0].model or self.model
         return Completion(
             choices=tuple(choices[: request.n]),
             usage=usage,
@@ -260,13 +302,19 @@ class _OpenAIBase:
         started = time.perf_counter()
         try:
             asked, extra = self._plan(request)
-            responses = [self._checked(self._send(request, asked, request.seed))]
-            extra += self._note_missing(asked, len(responses[0].choices))
+            replies = [self._send(request, asked, request.seed)]
+            extra += self._note_missing(asked, len(replies[0].choices))
             for i in range(request.n - extra, request.n):
-                responses.append(self._checked(self._send(request, 1, self._seed(request, i))))
+                replies.append(self._send(request, 1, self._seed(request, i)))
+        except TableReasonError:
+            raise
         except Exception as error:
-            raise translate_error(error, timeout=self.timeout) from error
-        return self._finish(request, responses, started)
+            translated = translate_error(error, timeout=self.timeout)
+            if translated is error:
+                raise
+            # the server's own error text may quote the key: keep it out of the chain
+            raise translated from (None if _carries_server_text(error) else error)
+        return self._finish(request, replies, started)
 
     async def acomplete(self, request: Request) -> Completion:
         """Async twin of :meth:`complete`, run in this backend's own thread pool.
@@ -332,18 +380,7 @@ class OpenAIChat(_OpenAIBase):
         return kwargs
 
     def _create(self, body: dict[str, Any]) -> Any:
-        return self.client().chat.completions.create(**body)
-
-    def _choices(self, response: Any) -> list[Choice]:
-        out = []
-        for c in sorted(response.choices or [], key=lambda c: c.index or 0):
-            logprobs = None
-            content = getattr(getattr(c, "logprobs", None), "content", None)
-            if content:
-                logprobs = tuple(TokenLogprob(token=t.token, logprob=t.logprob) for t in content)
-            text = c.message.content if c.message is not None else None
-            out.append(Choice(text=text or "", logprobs=logprobs, finish_reason=c.finish_reason))
-        return out
+        return self.client().chat.completions.with_raw_response.create(**body)
 
 
 class OpenAICompletion(_OpenAIBase):
@@ -380,18 +417,4 @@ class OpenAICompletion(_OpenAIBase):
         return kwargs
 
     def _create(self, body: dict[str, Any]) -> Any:
-        return self.client().completions.create(**body)
-
-    def _choices(self, response: Any) -> list[Choice]:
-        out = []
-        for c in sorted(response.choices or [], key=lambda c: c.index or 0):
-            logprobs = None
-            lp = getattr(c, "logprobs", None)
-            if lp is not None and lp.tokens:
-                values = lp.token_logprobs or []
-                logprobs = tuple(
-                    TokenLogprob(token=t, logprob=float(v) if v is not None else 0.0)
-                    for t, v in zip(lp.tokens, values, strict=False)
-                )
-            out.append(Choice(text=c.text or "", logprobs=logprobs, finish_reason=c.finish_reason))
-        return out
+        return self.client().completions.with_raw_response.create(**body)

@@ -27,15 +27,42 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-FAULTS = ("429", "500", "slow", "truncate", "badjson", "reset", "context", "empty", "nochoices")
+FAULTS = (
+    "429",
+    "500",
+    "slow",
+    "truncate",
+    "badjson",
+    "reset",
+    "context",
+    "empty",
+    "nochoices",
+    "reply",
+    "dup",
+    "dup_next",
+    "trickle",
+    "trickle_body",
+)
 
 
 @dataclass
 class Fault:
-    """One injected fault: ``kind`` is one of FAULTS; ``seconds`` is Retry-After or delay."""
+    """One injected fault: ``kind`` is one of FAULTS; ``seconds`` is Retry-After or delay.
+
+    ``reply``: answer with ``status``, ``body`` (bytes as they are, anything else as
+    JSON) and ``headers``. ``429`` sends ``retry_after`` as the Retry-After text when
+    given (else ``seconds``). ``dup``: the normal reply sent twice at once; ``dup_next``:
+    the reply sent again, before the real one, in answer to the next request on the
+    connection. ``trickle``: the whole reply, one byte every ``seconds``;
+    ``trickle_body``: headers at once, then the body one byte every ``seconds``.
+    """
 
     kind: str
     seconds: float = 0.0
+    status: int = 200
+    body: Any = None
+    headers: dict[str, str] | None = None
+    retry_after: str | None = None
 
 
 class FakeSleep:
@@ -81,6 +108,7 @@ class FakeOpenAIServer:
         fault_kinds: tuple[str, ...] = ("429", "500", "truncate", "badjson", "reset"),
         seed: int = 0,
         port: int = 0,
+        reply_id: str | None = None,
     ) -> None:
         self.latency = latency
         self.ignore_n = ignore_n
@@ -90,6 +118,8 @@ class FakeOpenAIServer:
         self._rng = random.Random(seed)
         self._faults: deque[Fault] = deque()
         self._lock = threading.Lock()
+        self.reply_id = reply_id  # one id for every reply (else each gets its own)
+        self._ids = 0
         self.counts = Counts()
         self.bodies: list[dict[str, Any]] = []
         self.faults_applied: list[str] = []
@@ -159,8 +189,11 @@ class FakeOpenAIServer:
                 )
         usage = {"prompt_tokens": len(prompt.split()), "completion_tokens": completion_tokens}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        with self._lock:
+            self._ids += 1
+            reply_id = self.reply_id or f"fake-{self._ids}"
         return {
-            "id": "fake-1",
+            "id": reply_id,
             "object": "chat.completion" if chat else "text_completion",
             "created": int(time.time()),
             "model": body.get("model", "fake"),
@@ -206,12 +239,29 @@ class _Handler(BaseHTTPRequestHandler):
         """
         self.owner.count_reply(reply)
         try:
+            if self.repeat is not None:  # dup_next: the previous reply once more first
+                self.wfile.write(self.repeat)
+                self.repeat = None
             self._send_json(200, reply)
         except OSError:
             self.owner.count_reply(reply, sign=-1)  # never reached the client
             raise
 
+    repeat: bytes | None = None
+
+    @staticmethod
+    def _response_bytes(status: int, payload: Any, headers: dict[str, str] | None = None) -> bytes:
+        """A whole HTTP response as bytes (for faults that write it in pieces)."""
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        lines = [f"HTTP/1.1 {status} Status", "Content-Type: application/json"]
+        lines.append(f"Content-Length: {len(data)}")
+        lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
+        return ("\r\n".join(lines) + "\r\n\r\n").encode() + data
+
     def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        if isinstance(payload, bytes):
+            self.wfile.write(self._response_bytes(status, payload, headers))
+            return
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -248,11 +298,32 @@ class _Handler(BaseHTTPRequestHandler):
         """Apply a fault; True when the request is finished (no normal reply)."""
         kind = fault.kind
         if kind == "429":
+            retry_after = fault.retry_after
             self._send_json(
                 429,
                 {"error": {"message": "rate limited", "type": "rate_limit"}},
-                {"Retry-After": f"{fault.seconds:g}"},
+                {
+                    "Retry-After": f"{fault.seconds:g}" if retry_after is None else retry_after,
+                    **(fault.headers or {}),
+                },
             )
+        elif kind == "reply":
+            self._send_json(fault.status, fault.body, fault.headers)
+        elif kind in ("dup", "dup_next", "trickle", "trickle_body"):
+            reply = self.owner.build_reply(self.path, body)
+            data = self._response_bytes(200, reply)
+            self.owner.count_reply(reply)
+            if kind == "dup":
+                self.wfile.write(data + data)
+            elif kind == "dup_next":
+                self.wfile.write(data)
+                self.repeat = data
+            else:
+                start = data.index(b"\r\n\r\n") + 4 if kind == "trickle_body" else 0
+                self.wfile.write(data[:start])
+                for i in range(start, len(data)):
+                    time.sleep(fault.seconds)
+                    self.wfile.write(data[i : i + 1])
         elif kind == "500":
             self._send_json(500, {"error": {"message": "internal error", "type": "server"}})
         elif kind == "context":
