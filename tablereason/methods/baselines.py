@@ -42,9 +42,35 @@ if TYPE_CHECKING:  # pragma: no cover
 
 SQL_START = "SELECT"
 """The prompt's last word: the model continues the query from there."""
-SQL_STOP = (";", "\n\n", "\nQuestion:")
+SQL_STOP = (";", "\n\n", "\nQuestion:", "\nError:", "\nThis query failed:")
 PROGRAM_STOP = ("\n```",)
 _FEEDBACK_CHARS = 300
+
+
+def code_column_names(columns: list[str]) -> list[str]:
+    r"""The names the table's columns have in the code: as the prompt shows them, and unique.
+
+    Both baselines use them: the SQL table ``t`` and the DataFrame ``df`` carry them, and
+    Text-to-SQL lists them under the table.
+
+    Line breaks become spaces (as in the table text), an empty name becomes
+    ``column <i>``, and a repeated name gets `` (2)``, `` (3)``, ...
+
+    Example:
+        >>> code_column_names(["Water level\ncm", "Year", "Year", ""])
+        ['Water level cm', 'Year', 'Year (2)', 'column 4']
+    """
+    names: list[str] = []
+    seen: set[str] = set()
+    for index, column in enumerate(columns, start=1):
+        base = " ".join(column.split()) or f"column {index}"
+        name, count = base, 1
+        while name in seen:
+            count += 1
+            name = f"{base} ({count})"
+        seen.add(name)
+        names.append(name)
+    return names
 
 
 def _one_line(text: str, limit: int = _FEEDBACK_CHARS) -> str:
@@ -194,10 +220,10 @@ class ProgramOfThought:
                 return completion.text
             return extract_python(completion.text, answer=self.settings.answer)
 
+        frame = table.to_pandas()
+        frame.columns = code_column_names(table.columns)
         try:
-            outcome = generate_and_verify(
-                generate, self.settings, {"df": table.to_pandas()}, self.sandbox
-            )
+            outcome = generate_and_verify(generate, self.settings, {"df": frame}, self.sandbox)
         except LLMError as exc:
             return Prediction(answer="", trace=trace, error=str(exc))
         program_steps = [s for s in trace.steps if s.kind == "program"]
@@ -272,6 +298,9 @@ class TextToSQL:
     ) -> str:
         """The query-generation prompt; it ends with ``SQL: SELECT``.
 
+        Below the table, a ``Columns:`` line lists the column names as SQL identifiers
+        (see :func:`code_column_names`), the names the query runs against.
+
         Args:
             table: The table ``t`` (shown as text, at most ``max_rows`` rows).
             question: The question.
@@ -286,7 +315,8 @@ class TextToSQL:
                 error=_one_line(error),
             ) + "\n"  # fmt: skip
         columns = ", ".join(
-            exp.to_identifier(name, quoted=True).sql(dialect="duckdb") for name in table.columns
+            exp.to_identifier(name, quoted=True).sql(dialect="duckdb")
+            for name in code_column_names(table.columns)
         )
         return render(
             "baselines/text_to_sql",
@@ -309,6 +339,7 @@ class TextToSQL:
         """
         trace = Trace(method=self.name, question=question)
         frame = table.to_pandas().astype(str)
+        frame.columns = code_column_names(table.columns)
         query: str | None = None
         feedback: str | None = None
         last_error = "no query was generated"

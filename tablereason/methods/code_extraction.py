@@ -150,11 +150,11 @@ def _longest_sql(candidate: str) -> str | None:
 def extract_sql(reply: str, *, prefix: str = "") -> str:
     r"""The SQL query in a model's reply (never raises).
 
-    Takes the first fenced block (or an inline code span in backticks holding a query) when there is
-    one; drops ``--``, ``/* */`` and ``#``
-    comments and backticks; starts at the first ``SELECT`` or ``WITH`` (one at the start
-    of a line first); ends at the first ``;`` and keeps the longest run of lines that
-    parses, so a second query or a trailing explanation is left out.
+    Takes the first fenced block (or an inline code span in backticks holding a query)
+    when there is one; drops ``--``, ``/* */`` and ``#`` comments and backticks; starts at
+    the first ``SELECT`` or ``WITH`` (one at the start of a line first); ends at the first
+    ``;`` and keeps the longest run of lines that parses, so a second query or a trailing
+    explanation is left out.
 
     Args:
         reply: The model's text.
@@ -172,11 +172,8 @@ def extract_sql(reply: str, *, prefix: str = "") -> str:
     """
     fenced = _fenced(reply, ("sql", "duckdb", "sqlite", "postgresql"))
     if fenced is None:
-        inline = next(
-            (m.group(1) for m in _INLINE_CODE.finditer(reply) if _SQL_START.search(m.group(1))),
-            None,
-        )
-        fenced = inline
+        spans = (m.group(1) for m in _INLINE_CODE.finditer(reply))
+        fenced = next((span for span in spans if _SQL_START.search(span)), None)
     text = _sql_without_comments(fenced if fenced is not None else reply)
     candidates: list[str] = []
     if prefix and not _SQL_KEYWORD_START.match(text):

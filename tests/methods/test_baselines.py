@@ -137,3 +137,21 @@ def test_program_of_thought_prompt_ends_inside_a_python_fence(
     assert all(r.stop == ("\n```",) for r in llm.requests)
     programs = [s for s in prediction.trace.steps if s.kind == "program"]
     assert programs[1].arguments["program"].endswith("ans = cars.max()")
+
+
+def test_text_to_sql_runs_against_the_column_names_the_prompt_shows() -> None:
+    table = Table.from_records(["Level\ncm", "Level cm", "Year"], [["421", "5", "1825"]])
+    llm = ScriptedLLM(
+        replies=[' "Year" FROM t WHERE "Level cm (2)" = \'5\' AND "Level cm" = \'421\'']
+    )
+    method = TextToSQL(llm)
+    assert 'Columns: "Level cm", "Level cm (2)", "Year"\n' in method.prompt(table, "q?")
+    assert method.run(table, "When?").answer == ["1825"]
+
+
+def test_program_of_thought_df_has_the_column_names_the_prompt_shows(box: PythonSandbox) -> None:
+    table = Table.from_records(["Level\ncm", "Year"], [["421", "1825"]])
+    llm = ScriptedLLM(replies=['ans = df.loc[df["Level cm"] == "421", "Year"].iloc[0]'])
+    prediction = ProgramOfThought(llm, sandbox=box).run(table, "When?")
+    assert "col : Level cm | Year" in str(llm.requests[0].prompt)
+    assert prediction.answer == "1825" and prediction.error is None
