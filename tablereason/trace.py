@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from tablereason.llm.base import Usage
+from tablereason.llm.redaction import redact
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table import Table
@@ -39,9 +41,17 @@ class TraceStep(BaseModel):
         arguments: Parsed, typed arguments of the decision (JSON-able).
         table: The table after the step, when the step produced one.
         usage: Tokens and requests spent by this step.
-        duration_s: Wall time of the step.
+        duration_s: Wall time of the step: set by :meth:`stop` for a step timed with
+            :meth:`start` (0 while it runs), or given directly.
         error: What went wrong, when the step failed or was rejected.
         note: Free-form detail (fallback taken, rule that rejected, ...).
+
+    Example:
+        >>> step = TraceStep(kind="plan", name="plan").start()
+        >>> step.running, step.duration_s
+        (True, 0.0)
+        >>> 0.0 <= step.stop().duration_s < 1.0 and not step.running
+        True
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -56,6 +66,25 @@ class TraceStep(BaseModel):
     duration_s: float = 0.0
     error: str | None = None
     note: str | None = None
+    _started: float | None = PrivateAttr(default=None)
+
+    def start(self) -> TraceStep:
+        """Start timing the step; :meth:`stop` (or the run's end) sets ``duration_s``."""
+        self._started = time.perf_counter()
+        self.duration_s = 0.0
+        return self
+
+    def stop(self) -> TraceStep:
+        """Set ``duration_s`` to the time since :meth:`start`; no effect on a stopped step."""
+        if self._started is not None:
+            self.duration_s = max(0.0, time.perf_counter() - self._started)
+            self._started = None
+        return self
+
+    @property
+    def running(self) -> bool:
+        """Whether the step was started and not yet stopped."""
+        return self._started is not None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form; the table becomes ``{"caption", "header", "rows"}``.
@@ -64,9 +93,14 @@ class TraceStep(BaseModel):
         ``Table.columns`` gives them), so every column can be told apart. A table of
         more than :data:`WINDOW_ABOVE_ROWS` rows keeps only its first
         :data:`WINDOW_ROWS` rows, with ``"num_rows"`` giving its size (the live
-        ``Table`` in :attr:`table` still holds every row).
+        ``Table`` in :attr:`table` still holds every row). ``error`` and ``note`` are
+        redacted (:func:`~tablereason.llm.redaction.redact`): a key an error message
+        quoted never reaches a saved trace or page.
         """
         data = self.model_dump(exclude={"table"})
+        for field in ("error", "note"):
+            if data.get(field):
+                data[field] = redact(data[field])
         table: Table | None = self.table
         if table is not None and table.num_rows > WINDOW_ABOVE_ROWS:
             data["table"] = {
@@ -106,9 +140,20 @@ class Trace(BaseModel):
     steps: list[TraceStep] = Field(default_factory=list)
 
     def add(self, step: TraceStep) -> TraceStep:
-        """Append a step and return it."""
+        """Append a step and return it.
+
+        An ``"error"`` step ends the steps still running (:meth:`stop_running`): they
+        failed, and their duration is the time until the failure.
+        """
+        if step.kind == "error":
+            self.stop_running()
         self.steps.append(step)
         return step
+
+    def stop_running(self) -> None:
+        """Stop the timing of every step still running (see :meth:`TraceStep.start`)."""
+        for step in self.steps:
+            step.stop()
 
     @property
     def usage(self) -> Usage:
@@ -207,6 +252,16 @@ class Prediction(BaseModel):
     trace: Trace = Field(default_factory=Trace)
     error: str | None = None
     raw_answer: Any = None
+
+    def model_post_init(self, context: Any, /) -> None:
+        """The run is over: steps still running (a failure skipped their end) stop now.
+
+        ``error`` is redacted (:func:`~tablereason.llm.redaction.redact`), as the
+        trace's messages are.
+        """
+        self.trace.stop_running()
+        if self.error:
+            self.error = redact(self.error)
 
     @property
     def has_raw_answer(self) -> bool:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeVar
@@ -156,16 +155,13 @@ class Session:
 
 
 def timed_step(trace: Trace, kind: str, name: str, prompt_name: str | None = None) -> TraceStep:
-    """Add a new step to ``trace`` and stamp its start time in ``duration_s``."""
-    step = trace.add(TraceStep(kind=kind, name=name, prompt_name=prompt_name))
-    step.duration_s = time.perf_counter()
-    return step
+    """Add a new step to ``trace`` and start timing it (:meth:`TraceStep.start`)."""
+    return trace.add(TraceStep(kind=kind, name=name, prompt_name=prompt_name)).start()
 
 
 def finish(step: TraceStep) -> TraceStep:
-    """Turn the start stamp of :func:`timed_step` into the step's duration."""
-    step.duration_s = time.perf_counter() - step.duration_s
-    return step
+    """Stop timing a step of :func:`timed_step`: ``duration_s`` is its run time."""
+    return step.stop()
 
 
 def mask_digits(text: str) -> str:

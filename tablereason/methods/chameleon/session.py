@@ -16,7 +16,6 @@ Example:
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -61,18 +60,13 @@ class ChainRun:
         return self.settings.profile == "paper"
 
     def step(self, name: str, kind: str = "module", prompt_name: str | None = None) -> TraceStep:
-        """Add and return a new trace step.
-
-        Its ``duration_s`` holds the start time until :meth:`finish`.
-        """
-        step = self.trace.add(TraceStep(kind=kind, name=name, prompt_name=prompt_name))
-        step.duration_s = time.perf_counter()
-        return step
+        """Add and return a new trace step, timed from now until :meth:`finish`."""
+        return self.trace.add(TraceStep(kind=kind, name=name, prompt_name=prompt_name)).start()
 
     @staticmethod
     def finish(step: TraceStep) -> None:
-        """Turn the step's start time into its duration."""
-        step.duration_s = max(0.0, time.perf_counter() - step.duration_s)
+        """Stop timing the step: ``duration_s`` is its run time."""
+        step.stop()
 
     def ask(
         self,
