@@ -21,25 +21,43 @@ import atexit
 import io
 import os
 import pickle
-import re
 import select
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from tablereason import sqlworker
 from tablereason.errors import ConfigurationError, SQLError
+from tablereason.sqllimits import (
+    SQLLimits,
+    memory_bytes,
+    set_table_sql_limits,
+    table_sql_limits,
+    with_seconds,
+)
 
-_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}  # fmt: skip
+__all__ = [
+    "SQLLimits",
+    "SQLResourceError",
+    "SQLTimeoutError",
+    "TableInput",
+    "execute",
+    "memory_bytes",
+    "set_table_sql_limits",
+    "table_sql_limits",
+    "with_seconds",
+    "worker_pids",
+]
+
 _GRACE_S = 2.0
 """How long past its time limit a query may go before its worker is killed."""
 _SEND_S_PER_MILLION_CELLS = 3.0
@@ -52,63 +70,6 @@ class SQLTimeoutError(SQLError):
 
 class SQLResourceError(SQLError):
     """The query needed more memory than its limit, or its result was too large."""
-
-
-def memory_bytes(text: str | int) -> int:
-    """Bytes in a memory size such as ``"256MB"``, ``"1GiB"`` or ``268435456``.
-
-    Raises:
-        ConfigurationError: The text is not a size.
-
-    Example:
-        >>> memory_bytes("1GiB"), memory_bytes("256MB")
-        (1073741824, 256000000)
-    """
-    if isinstance(text, int) and not isinstance(text, bool):
-        number, unit = float(text), ""
-    else:
-        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", str(text))
-        if not match or match.group(2).lower() not in _UNITS:
-            raise ConfigurationError(
-                f"memory size {text!r} is not a size; write it like '256MB', '1GiB' or 268435456"
-            )
-        number, unit = float(match.group(1)), match.group(2).lower()
-    size = int(number * _UNITS[unit])
-    if size < 16 * 2**20:
-        raise ConfigurationError(f"memory size {text!r} is below the minimum of 16 MiB")
-    return size
-
-
-@dataclass(frozen=True)
-class SQLLimits:
-    """What one query may use.
-
-    ``memory`` is how much the worker's address space may grow while the query
-    runs (DuckDB's own memory limit is half of it); ``threads`` are DuckDB's
-    threads for the query; ``max_rows`` rows come back at most (beyond that the
-    result is truncated, or refused by ``Table.sql``); ``max_result_bytes``
-    bounds the size of what comes back; ``max_query_chars`` bounds the query text.
-
-    Example:
-        >>> SQLLimits().threads
-        1
-    """
-
-    seconds: float = 5.0
-    memory: str = "256MB"
-    threads: int = 1
-    max_rows: int = 10_000
-    max_query_chars: int = 20_000
-    max_result_bytes: int = 16 * 2**20
-
-    def __post_init__(self) -> None:
-        memory_bytes(self.memory)
-        if not self.seconds > 0:
-            raise ConfigurationError(f"seconds must be positive, got {self.seconds!r}")
-        for name in ("threads", "max_rows", "max_query_chars", "max_result_bytes"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ConfigurationError(f"{name} must be a positive integer, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -125,43 +86,6 @@ class TableInput:
     data: Callable[[], Any]
     key: str | None = None
     cells: int = 0
-
-
-def _env_limits() -> SQLLimits:
-    threads = os.environ.get("TABLEREASON_SQL_THREADS")
-    try:
-        return SQLLimits(
-            seconds=10.0,
-            memory=os.environ.get("TABLEREASON_SQL_MEMORY", "1GiB"),
-            threads=int(threads) if threads else min(2, os.cpu_count() or 1),
-            max_rows=1_000_000,
-            max_query_chars=100_000,
-            max_result_bytes=512 * 2**20,
-        )
-    except ValueError as error:
-        raise ConfigurationError(f"TABLEREASON_SQL_THREADS: {error}") from None
-
-
-_table_limits: SQLLimits | None = None
-
-
-def table_sql_limits() -> SQLLimits:
-    """The limits ``Table.sql`` runs with (its ``timeout_s`` replaces ``seconds``).
-
-    Defaults: 1 GiB of memory, ``min(2, cores)`` threads, 1,000,000 rows, 512 MiB
-    of result, 100,000 characters of query; ``TABLEREASON_SQL_MEMORY`` and
-    ``TABLEREASON_SQL_THREADS`` change the first two.
-    """
-    global _table_limits
-    if _table_limits is None:
-        _table_limits = _env_limits()
-    return _table_limits
-
-
-def set_table_sql_limits(limits: SQLLimits | None) -> None:
-    """Set the limits ``Table.sql`` runs with (``None`` restores the defaults)."""
-    global _table_limits
-    _table_limits = limits
 
 
 def execute(
@@ -208,18 +132,32 @@ class _Worker:
 
     def __init__(self) -> None:
         script = Path(sqlworker.__file__)
+        # Isolated mode (no environment, no user site, no script folder on the path),
+        # plus the folders this interpreter found DuckDB and pandas in.
+        boot = (
+            "import runpy, sys; sys.path.extend(sys.argv[2:]); "
+            "runpy.run_path(sys.argv[1], run_name='__main__')"
+        )
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
         self._proc = subprocess.Popen(
-            [sys.executable, "-I", str(script)],
+            [sys.executable, "-I", "-c", boot, str(script), *_package_folders()],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=self._stderr,
             env={"DUCKDB_JE_MALLOC_CONF": sqlworker.MALLOC_CONF},
             cwd=script.parent,
             close_fds=True,
         )
         self._keys: OrderedDict[str, None] = OrderedDict()
         self.alive = True
+        self.answered = False
         self.pid = self._proc.pid
+
+    def startup_failure(self) -> str:
+        """The last line the worker wrote to stderr, for a worker that died unused."""
+        self._stderr.seek(0)
+        lines = self._stderr.read().decode("utf-8", "replace").strip().splitlines()
+        return lines[-1][:300] if lines else f"exit status {self._proc.poll()}"
 
     def query(self, tables: Sequence[TableInput], sql: str, limits: SQLLimits) -> tuple[Any, ...]:
         budget = memory_bytes(limits.memory)
@@ -257,11 +195,17 @@ class _Worker:
         try:
             sqlworker.write_message(self._stdin(), request)
             reply = _decode(self._read(time.monotonic() + seconds))
+            self.answered = True
             if isinstance(reply[-1], dict) and reply[-1].get("retire"):
                 self.close()  # the next query gets a fresh worker
             return reply
         except _Dead as dead:
             self.close()
+            if not self.answered and dead.args and dead.args[0] == "exited":
+                raise SQLError(
+                    f"the SQL worker could not start ({self.startup_failure()}); check that "
+                    f"duckdb and pandas import in {sys.executable}"
+                ) from None
             if dead.args and dead.args[0] == "late":
                 raise SQLTimeoutError(
                     f"the query ran longer than {limits.seconds:g} s and was stopped; simplify it"
@@ -307,6 +251,20 @@ class _Worker:
                 with suppress(OSError):
                     stream.close()
         self._proc.wait()
+        self._stderr.close()
+
+
+def _package_folders() -> list[str]:
+    """Folders holding the duckdb and pandas packages this interpreter imports."""
+    import duckdb
+    import pandas
+
+    folders: list[str] = []
+    for module in (duckdb, pandas):
+        folder = str(Path(module.__file__ or "").resolve().parent.parent)
+        if folder not in folders:
+            folders.append(folder)
+    return folders
 
 
 class _Decoder(pickle.Unpickler):
@@ -414,8 +372,3 @@ def _close_pool() -> None:
 
 
 atexit.register(_close_pool)
-
-
-def with_seconds(limits: SQLLimits, seconds: float) -> SQLLimits:
-    """``limits`` with another time limit."""
-    return replace(limits, seconds=seconds)

@@ -309,8 +309,12 @@ class _Watchdog:
 
 
 def _address_space_size() -> int:
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    """Bytes of address space the process holds (0 where ``/proc`` is missing)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:  # pragma: no cover - not Linux: no cap, and no retiring
+        return 0
 
 
 @contextlib.contextmanager
@@ -321,8 +325,12 @@ def _address_space(budget: int) -> Iterator[None]:
     except ImportError:  # pragma: no cover - not on Linux
         yield
         return
+    current = _address_space_size()
+    if not current:  # pragma: no cover - no /proc: the cap cannot be placed
+        yield
+        return
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    cap = _address_space_size() + budget
+    cap = current + budget
     if hard != resource.RLIM_INFINITY:
         cap = min(cap, hard)
     resource.setrlimit(resource.RLIMIT_AS, (cap, hard))

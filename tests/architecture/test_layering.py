@@ -19,6 +19,7 @@ FORBIDDEN = {
     "sqlguard": ABOVE_TABLE | {"table", "operations"},
     "sqlengine": ABOVE_TABLE | {"table", "operations", "storage", "relation"},
     "sqlworker": {"*"},
+    "sqllimits": {"*"},
     "operations": ABOVE_TABLE,
     "errors": {"*"},
     "registry": {"*"},
