@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -30,7 +31,7 @@ LIMITS = SQLLimits(seconds=2.0, memory="256MB")
 
 
 @pytest.fixture(scope="module")
-def world() -> Iterator[dict[str, str]]:
+def world() -> Iterator[dict[str, Any]]:
     small = Table.from_records(["key", "value"], [["password", SECRET], ["other", "x"]])
     small._store.require([small._base])  # written to the shared DuckDB database
     wide = 4
@@ -40,7 +41,7 @@ def world() -> Iterator[dict[str, str]]:
     )
     assert large._held_cells() is None  # only DuckDB holds it
     storage.database().execute("SET VARIABLE leak = 's3cr3t-Zq81'")
-    yield {"small": small._base, "large": large._base, "keep": (small, large)}  # type: ignore[dict-item]
+    yield {"small": small._base, "large": large._base, "keep": (small, large)}
 
 
 ISOLATION = [
@@ -136,7 +137,7 @@ ISOLATION = [
 ]  # fmt: skip
 
 
-def _query(template: str, world: dict[str, str]) -> str:
+def _query(template: str, world: dict[str, Any]) -> str:
     return template.format(small=world["small"], large=world["large"], SMALL=world["small"].upper())
 
 
@@ -144,7 +145,7 @@ def _text(value: object) -> str:
     return json.dumps(value, default=str)
 
 
-def _assert_nothing_of_the_others(text: str, world: dict[str, str]) -> None:
+def _assert_nothing_of_the_others(text: str, world: dict[str, Any]) -> None:
     """No secret cell, and not even the storage name of another table (the catalog)."""
     assert SECRET not in text
     assert world["small"] not in text and world["large"] not in text
@@ -155,7 +156,7 @@ def test_enough_cases() -> None:
 
 
 @pytest.mark.parametrize("template", [c[1] for c in ISOLATION], ids=[c[0] for c in ISOLATION])
-def test_table_sql_sees_only_its_table(world: dict[str, str], template: str) -> None:
+def test_table_sql_sees_only_its_table(world: dict[str, Any], template: str) -> None:
     public = Table.from_records(["name", "score"], PUBLIC_ROWS)
     secret_frame = pd.DataFrame({"v": [SECRET]})  # noqa: F841 - bait for replacement scans
     query = _query(template, world)
@@ -169,7 +170,7 @@ def test_table_sql_sees_only_its_table(world: dict[str, str], template: str) -> 
 
 
 @pytest.mark.parametrize("template", [c[1] for c in ISOLATION], ids=[c[0] for c in ISOLATION])
-def test_run_sql_sees_only_its_tables(world: dict[str, str], template: str) -> None:
+def test_run_sql_sees_only_its_tables(world: dict[str, Any], template: str) -> None:
     frame = pd.DataFrame({"name": ["Ann", "Bo", "Cy"], "score": [3, 1, 2]})
     secret_frame = pd.DataFrame({"v": [SECRET]})  # noqa: F841 - bait for replacement scans
     # an earlier query had the secret as one of its tables
@@ -185,7 +186,7 @@ def test_run_sql_sees_only_its_tables(world: dict[str, str], template: str) -> N
 
 
 @pytest.mark.parametrize("template", [c[1] for c in ISOLATION], ids=[c[0] for c in ISOLATION])
-def test_text_to_sql_sees_only_its_table(world: dict[str, str], template: str) -> None:
+def test_text_to_sql_sees_only_its_table(world: dict[str, Any], template: str) -> None:
     public = Table.from_records(["name", "score"], PUBLIC_ROWS)
     query = _query(template, world)
     method = TextToSQL(ScriptedLLM(replies=[query]), patience=1, limits=LIMITS)
@@ -196,9 +197,9 @@ def test_text_to_sql_sees_only_its_table(world: dict[str, str], template: str) -
 
 
 @pytest.mark.parametrize("template", [c[1] for c in ISOLATION], ids=[c[0] for c in ISOLATION])
-def test_the_worker_alone_contains_it(world: dict[str, str], template: str) -> None:
+def test_the_worker_alone_contains_it(world: dict[str, Any], template: str) -> None:
     """The same queries with no guard at all: the worker's scope is the boundary."""
-    small, _ = world["keep"]  # type: ignore[misc]
+    small, _ = world["keep"]
     assert small.sql("SELECT value FROM t WHERE key = 'password'").rows() == [[SECRET]]
     public = [["Ann", "Bo", "Cy"], ["3", "1", "2"]]
     table = TableInput("t", lambda: {"columns": ["name", "score"], "cells": public})
@@ -211,8 +212,8 @@ def test_the_worker_alone_contains_it(world: dict[str, str], template: str) -> N
     assert execute([table], "SELECT count(*) FROM t", LIMITS)[1] == [(3,)]
 
 
-def test_a_table_queried_first_is_not_visible_to_the_next(world: dict[str, str]) -> None:
-    small, _ = world["keep"]  # type: ignore[misc]
+def test_a_table_queried_first_is_not_visible_to_the_next(world: dict[str, Any]) -> None:
+    small, _ = world["keep"]
     assert small.sql("SELECT value FROM t WHERE key = 'password'").rows() == [[SECRET]]
     public = Table.from_records(["name", "score"], PUBLIC_ROWS)
     for query in ("SELECT * FROM t", "SELECT * FROM t UNION ALL SELECT * FROM t"):
