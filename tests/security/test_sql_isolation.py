@@ -233,3 +233,18 @@ def test_legitimate_queries_still_work() -> None:
         "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3) "
         "SELECT count(*) AS c FROM r"
     ).rows() == [["3"]]
+
+
+def test_concurrent_queries_each_see_their_own_table() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    tables = [Table.from_records(["owner"], [[f"table-{i}"]] * (i + 1)) for i in range(6)]
+
+    def ask(i: int) -> list[list[str]]:
+        query = "SELECT owner, count(*) AS n FROM t GROUP BY owner"
+        return [row for _ in range(10) for row in tables[i].sql(query).rows()]
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        results = list(pool.map(ask, range(6)))
+    for i, rows in enumerate(results):
+        assert rows == [[f"table-{i}", str(i + 1)]] * 10
