@@ -33,6 +33,7 @@ from tablereason.methods import chain_of_table_views as V
 from tablereason.methods.chain_of_table_large_view import group_block as group_block
 from tablereason.methods.chain_of_table_large_view import view_text
 from tablereason.operations import table_profile as TP
+from tablereason.operations.row_expressions import parse_expression, referenced_columns
 from tablereason.prompts.render import render, template
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -55,6 +56,7 @@ class LargeState:
 
     source_rows: int
     views: dict[int, tuple[Table, str]] = field(default_factory=dict)
+    profiles: TP.ProfileCache = field(default_factory=TP.ProfileCache)
     group_total: int | None = None
 
 
@@ -80,7 +82,13 @@ def view_block(session: Session, *, caption: str | None = None) -> str:
     key = id(table)
     cached = state.views.get(key)
     if cached is None or cached[0] is not table:
-        text = view_text(table, session.question, caption=None, budget=session.settings.view_rows)
+        text = view_text(
+            table,
+            session.question,
+            caption=None,
+            budget=session.settings.view_rows,
+            cache=state.profiles,
+        )
         state.views[key] = (table, text)
         cached = state.views[key]
     text = cached[1]
@@ -187,6 +195,11 @@ def run_select_row(session: Session) -> None:
         if condition == "*":
             return condition, None
         try:
+            if not referenced_columns(parse_expression(condition)):
+                raise SQLError(
+                    f"the condition {condition!r} names no column, so it keeps all rows or "
+                    "none; compare a column with a value, such as weather = 'snow'"
+                )
             return condition, table.apply("filter_rows", condition=condition)
         except (SQLError, TableError) as err:
             raise _refused(err, text, expected) from None

@@ -103,6 +103,7 @@ def view_text(
     caption: str | None,
     budget: int,
     head: int = HEAD_ROWS,
+    cache: TP.ProfileCache | None = None,
 ) -> str:
     """The bounded view of a large table (without the ``/*`` ``*/`` wrapper).
 
@@ -113,8 +114,9 @@ def view_text(
         budget: Most lines for the schema and rows together (the profile's
             ``view_rows``); at least ``head`` rows are always shown.
         head: First rows always shown.
+        cache: Column profiles of earlier views of the same run.
     """
-    summary = TP.profile(table, examples=TOP_VALUES)
+    summary = TP.profile(table, examples=TOP_VALUES, cache=cache)
     lines = [] if caption is None else [f"table caption : {V.cell(caption)}"]
     lines.append(f"rows : {table.num_rows}")
     lines.append("col : " + " | ".join(V.cell(h) for h in table.columns))

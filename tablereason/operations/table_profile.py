@@ -27,7 +27,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -100,14 +100,60 @@ class Retrieval:
     close: list[tuple[str, str, str, int]] = field(default_factory=list)
 
 
-def profile(table: Table, examples: int = 3) -> TableProfile:
+class ProfileCache:
+    """Column profiles already computed, reused for tables holding the same rows.
+
+    A column's profile depends only on its cells and the set of rows, so tables that
+    keep their parent's rows (column selection) reuse it. The cache keeps the row
+    arrays it keys on alive.
+    """
+
+    def __init__(self) -> None:
+        self._columns: dict[tuple[object, ...], ColumnProfile] = {}
+        self._alive: list[object] = []
+
+    def key(self, table: Table, name: str, examples: int) -> tuple[object, ...]:
+        """What a column's profile depends on: its storage and the table's rows."""
+        column = table._columns[table._position(name)]
+        rows = table._rows
+        if rows is not None and not any(r is rows for r in self._alive):
+            self._alive.append(rows)
+        marker = None if rows is None else id(rows)
+        return (id(table._store), column.source, column.field, marker, table.num_rows, examples)
+
+    def get(self, key: tuple[object, ...]) -> ColumnProfile | None:
+        """The profile stored under ``key``, if any."""
+        return self._columns.get(key)
+
+    def put(self, key: tuple[object, ...], column: ColumnProfile) -> None:
+        """Store a column's profile."""
+        self._columns[key] = column
+
+
+def profile(table: Table, examples: int = 3, *, cache: ProfileCache | None = None) -> TableProfile:
     """Summarise every column of ``table`` in DuckDB (a few queries, bounded results).
 
     Distinct values are counted exactly, except in a column of a table of more than
     :data:`APPROX_ROWS` rows whose values are mostly different: its count is an
     estimate (``ColumnProfile.approximate``) and its examples come without counts.
+    With ``cache``, columns already profiled over the same rows are not read again.
     """
-    names = table.columns
+    keys = {n: cache.key(table, n, examples) for n in table.columns} if cache else {}
+    known = {n: c for n, k in keys.items() if cache and (c := cache.get(k)) is not None}
+    fresh = _profile(table, [n for n in table.columns if n not in known], examples)
+    for name, column in fresh.items():
+        if cache is not None:
+            cache.put(keys[name], column)
+    columns = [known.get(n) or fresh[n] for n in table.columns]
+    return TableProfile(
+        table.num_rows, [replace(c, name=n) for c, n in zip(columns, table.columns, strict=True)]
+    )
+
+
+def _profile(table: Table, names: list[str], examples: int) -> dict[str, ColumnProfile]:
+    """Profiles of the named columns (the queries behind :func:`profile`)."""
+    if not names:
+        return {}
     types = column_types(table, names)
     big = table.num_rows > APPROX_ROWS
     stats: list[exp.Expr] = []
@@ -130,12 +176,12 @@ def profile(table: Table, examples: int = 3) -> TableProfile:
             stats.append(exp.func("arg_max", cell.copy(), value.copy()))
             stats.append(exp.func("sum", value) if types[name] == "number" else exp.Null())
         row = list(table._store.fetch(scan.select(*stats))[0]) if table.num_rows else []
-        columns: list[ColumnProfile] = []
+        columns: dict[str, ColumnProfile] = {}
         extremes = row[2 * len(names) :]
         for i, name in enumerate(names):
             kind = types[name]
             if not row:
-                columns.append(ColumnProfile(name, kind, 0, 0, []))
+                columns[name] = ColumnProfile(name, kind, 0, 0, [])
                 continue
             filled_n, distinct_n = int(row[2 * i] or 0), int(row[2 * i + 1] or 0)
             approximate = big and distinct_n > filled_n // 2
@@ -149,10 +195,10 @@ def profile(table: Table, examples: int = 3) -> TableProfile:
                 j = 3 * typed.index(name)
                 low, high = extremes[j], extremes[j + 1]
                 total = None if extremes[j + 2] is None else float(extremes[j + 2])
-            columns.append(
-                ColumnProfile(name, kind, filled_n, distinct_n, top, low, high, total, approximate)
+            columns[name] = ColumnProfile(
+                name, kind, filled_n, distinct_n, top, low, high, total, approximate
             )
-    return TableProfile(table.num_rows, columns)
+    return columns
 
 
 def _first(table: Table, scan: Scan, name: str, limit: int) -> list[tuple[str, int]]:

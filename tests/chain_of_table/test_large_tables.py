@@ -283,3 +283,11 @@ def test_mostly_unique_columns_of_huge_tables_get_an_estimate() -> None:
     assert not kinds.approximate and kinds.distinct == 5
     assert kinds.top[0] == ("drizzle", (TP.APPROX_ROWS + 10) // 5)  # ties: alphabetical
     assert re.match(r"column id : text ; about \d+ distinct ; e\.g\. id000000 , ", column_line(ids))
+
+
+def test_a_condition_without_a_column_is_refused(big: Table) -> None:
+    llm, _ = script(" f_select_row(where 1911) -> <END>", select_row="1 = 1)")
+    prediction = ChainOfTable(llm, task="wikitq").run(big, "how many in 1911?")
+    step = operation(prediction, "select_row")
+    assert "names no column" in (step.note or "") and "names no column" in (step.error or "")
+    assert step.table is big
