@@ -69,6 +69,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         args.model,
         base_url=args.base_url,
         endpoint=args.endpoint,
+        timeout=args.timeout,
         cache=args.cache,
         offline=args.offline,
     )
@@ -124,6 +125,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         model=args.model,
         base_url=args.base_url,
         endpoint=args.endpoint,
+        timeout=args.timeout,
         options={k: v for k, v in _options(args).items() if k != "profile"},
         profile=args.profile,
         limit=args.limit,

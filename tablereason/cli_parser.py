@@ -99,7 +99,25 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
         "the raw prompt: for base models and small chat models); default: $OPENAI_ENDPOINT, "
         "else chat",
     )
+    group.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="seconds one request to a server may take in all, connecting and reading "
+        "included (default 120); no effect on the embedded model",
+    )
     group.add_argument("--offline", action="store_true", help="answer only from the cache")
+
+
+def _seconds(text: str) -> float:
+    """A positive, finite number of seconds (for ``--timeout``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text!r}")
+    return value
 
 
 def _add_method_options(parser: argparse.ArgumentParser, default: str | None) -> None:

@@ -33,6 +33,7 @@ def base_llm(
     base_url: str | None = None,
     quiet: bool = False,
     endpoint: str | None = None,
+    timeout: float | None = None,
 ) -> LLM:
     """The backend a model spec names, not yet wrapped.
 
@@ -45,6 +46,8 @@ def base_llm(
         quiet: Do not announce the environment's choice on stderr.
         endpoint: The server's API, ``"chat"`` or ``"completion"``; ``$OPENAI_ENDPOINT``,
             else chat, when None (see :func:`tablereason.llm.selection.server_endpoint`).
+        timeout: Seconds one request to a server may take in all (the backend's 120 s
+            when None); no effect on the embedded model.
 
     Returns:
         The backend. Nothing connects or loads until the first request.
@@ -65,7 +68,7 @@ def base_llm(
     if endpoint is not None:
         server_endpoint(endpoint)  # an unknown name fails here, whatever the model
     if model is None and base_url is None:
-        llm = default(quiet=quiet, endpoint=endpoint)
+        llm = default(quiet=quiet, endpoint=endpoint, timeout=timeout)
         if endpoint is not None and getattr(llm, "endpoint", None) is None:
             raise ConfigurationError(_NO_SERVER)
         return llm
@@ -77,7 +80,8 @@ def base_llm(
         if not os.path.isfile(model):
             raise ConfigurationError(f"model file {model!r} does not exist; give a .gguf path")
         return LocalLlama(model)
-    return server_backend(endpoint, model=model, base_url=base_url)
+    limits = {} if timeout is None else {"timeout": timeout}
+    return server_backend(endpoint, model=model, base_url=base_url, **limits)
 
 
 _NO_SERVER = (
@@ -96,6 +100,7 @@ def resolve_llm(
     tracker: UsageTracker | None = None,
     quiet: bool = False,
     endpoint: str | None = None,
+    timeout: float | None = None,
 ) -> LLM:
     """A ready model: the backend :func:`base_llm` names, with cache, retries and limits.
 
@@ -109,6 +114,8 @@ def resolve_llm(
         quiet: Do not announce the environment's choice on stderr.
         endpoint: ``"chat"`` or ``"completion"`` for an OpenAI-compatible server (see
             :func:`base_llm`); not used with an LLM object.
+        timeout: Seconds one request to a server may take in all (see :func:`base_llm`);
+            not used with an LLM object.
 
     Example:
         >>> from tablereason.llm import Request, ScriptedLLM
@@ -118,7 +125,7 @@ def resolve_llm(
     from tablereason.llm import stack
 
     if model is None or isinstance(model, str):
-        llm = base_llm(model, base_url=base_url, quiet=quiet, endpoint=endpoint)
+        llm = base_llm(model, base_url=base_url, quiet=quiet, endpoint=endpoint, timeout=timeout)
     else:
         llm = model
     return stack(

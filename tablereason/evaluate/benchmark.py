@@ -52,6 +52,8 @@ class BenchmarkSpec(BaseModel):
         base_url: OpenAI-compatible server URL.
         endpoint: The server's API, ``"chat"`` or ``"completion"`` (``$OPENAI_ENDPOINT``,
             else chat, when ``None``).
+        timeout: Seconds one request to the server may take in all (the backend's 120 s
+            when ``None``).
         profile: Method profile (``"paper"`` or ``"efficient"`` for Chain-of-Table).
         options: Further method options.
         limit: First ``limit`` examples only.
@@ -74,6 +76,7 @@ class BenchmarkSpec(BaseModel):
     model: str | None = None
     base_url: str | None = None
     endpoint: str | None = None
+    timeout: float | None = None
     profile: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
     limit: int | None = None
@@ -134,6 +137,7 @@ def run_shard(
         llm if llm is not None else spec.model,
         base_url=spec.base_url,
         endpoint=spec.endpoint,
+        timeout=spec.timeout,
         cache=spec.cache_path(),
         offline=spec.offline,
         quiet=not progress,

@@ -65,7 +65,9 @@ def server_backend(endpoint: str | None = None, **options: Any) -> OpenAIChat | 
     return chosen(**options)
 
 
-def default(*, quiet: bool = False, endpoint: str | None = None) -> LLM:
+def default(
+    *, quiet: bool = False, endpoint: str | None = None, timeout: float | None = None
+) -> LLM:
     """The default backend, chosen from the environment.
 
     An OpenAI-compatible server (model from ``$OPENAI_MODEL``; :class:`OpenAIChat`, or
@@ -78,6 +80,8 @@ def default(*, quiet: bool = False, endpoint: str | None = None) -> LLM:
         quiet: Do not print the choice.
         endpoint: The server's endpoint (see :func:`server_endpoint`); unused for the
             embedded model.
+        timeout: Seconds one request to the server may take in all (120 when None);
+            unused for the embedded model.
 
     Returns:
         A bare backend; wrap it with :func:`stack` for caching, retries and limits.
@@ -90,7 +94,7 @@ def default(*, quiet: bool = False, endpoint: str | None = None) -> LLM:
     global _announced
     llm: LLM
     if os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL"):
-        server = server_backend(endpoint)
+        server = server_backend(endpoint, **({} if timeout is None else {"timeout": timeout}))
         where = server.base_url or "api.openai.com"
         llm = server
         line = f"OpenAI-compatible model {server.model!r} at {where} ({server.endpoint} endpoint)"
