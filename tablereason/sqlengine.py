@@ -99,8 +99,15 @@ def execute(
             passed ``limits.max_result_bytes``.
         SQLError: DuckDB refused or failed it (the message is DuckDB's first line).
     """
-    with _pool().worker() as worker:
-        reply = worker.query(tables, sql, limits)
+    pool = _pool()
+    for attempt in range(pool.size + 1):
+        try:
+            with pool.worker() as worker:
+                reply = worker.query(tables, sql, limits)
+            break
+        except _Gone:  # an idle worker had died (killed from outside): take another
+            if attempt == pool.size:
+                raise SQLError("the SQL workers keep stopping; run the query again") from None
     kind = reply[0]
     if kind == "ok":
         rows = reply[2]
@@ -121,6 +128,10 @@ def execute(
             "select fewer rows or columns, or aggregate"
         )
     raise SQLError(f"the query failed: {detail}")
+
+
+class _Gone(Exception):
+    """The worker had exited before the request reached it."""
 
 
 class _Dead(Exception):
@@ -193,7 +204,18 @@ class _Worker:
         self, request: dict[str, Any], seconds: float, limits: SQLLimits
     ) -> tuple[Any, ...]:
         try:
+            if self._proc.poll() is not None:
+                raise BrokenPipeError
             sqlworker.write_message(self._stdin(), request)
+        except OSError:  # it died while idle: the query never reached it
+            self.close()
+            if not self.answered:
+                raise SQLError(
+                    f"the SQL worker could not start ({self.startup_failure()}); check that "
+                    f"duckdb and pandas import in {sys.executable}"
+                ) from None
+            raise _Gone from None
+        try:
             reply = _decode(self._read(time.monotonic() + seconds))
             self.answered = True
             if isinstance(reply[-1], dict) and reply[-1].get("retire"):
@@ -214,7 +236,7 @@ class _Worker:
                 "the SQL worker stopped while running the query (most likely it ran out "
                 f"of its {limits.memory} of memory); simplify the query"
             ) from None
-        except (BrokenPipeError, OSError):
+        except OSError:
             self.close()
             raise SQLError("the SQL worker stopped; run the query again") from None
 
