@@ -181,6 +181,13 @@ def test_add_column_with_an_empty_name_is_a_documented_departure() -> None:
     )
     assert faithful["chain"] == ["f_add_column()"]
     assert faithful["table"][0][-1] == ""  # type: ignore[index]
+    record = RECORDS[0]
+    llm = ScriptedLLM(fn=Script(replies).for_request)
+    prediction = ChainOfTable(llm, task="tabfact", profile="paper").run(
+        fixture_table(record), record["question"]
+    )
+    step = next(s for s in prediction.trace.steps if s.kind == "operation")
+    assert "non-empty column name" in (step.note or "")
     final, expected = _both(0, replies)
     assert final.arguments["chain"] == expected["chain"] == ["skip f_add_column()"]
     assert expected["departed"] == ["empty name"]
