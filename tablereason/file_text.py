@@ -86,13 +86,13 @@ def sniff_encoding(path: Path) -> str:
                 f"{path}: this is {what}, not a text table; give a CSV, TSV, JSON or .xlsx file"
             )
     if b"\x00" in head:
-        codec = _bomless_utf16(head)
-        if codec is None:
+        utf16 = _bomless_utf16(head)
+        if utf16 is None:
             raise TableParseError(
                 f"{path}: the file holds NUL bytes, so it is binary, not a text table; give "
                 "a CSV, TSV, JSON or .xlsx file (or re-save this one as CSV)"
             )
-        return codec
+        return utf16
     return "utf-8-sig" if _is_utf8(path) else "cp1252"
 
 
