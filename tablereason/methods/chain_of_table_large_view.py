@@ -2,8 +2,9 @@
 
 :func:`view_text` writes the row count, the header, one line per column
 (:func:`column_line`), close spellings of question words, the first rows and the rows
-that mention the question (:func:`question_terms`); :func:`group_block` is the group
-table with the number of groups. The numbers come from
+that mention the question (:func:`question_terms`), then the next rows up to the
+budget; :func:`group_block` is the group table with the number of groups. The
+numbers come from
 :mod:`tablereason.operations.table_profile`, which runs in DuckDB; only the lines
 shown reach Python.
 """
@@ -131,7 +132,11 @@ def view_text(
             lines.append(
                 f"close match : {term} ~ {V.cell(column)} = {V.cell(value)} ({count} rows)"
             )
-        positions = sorted(set(range(min(head, table.num_rows))) | set(found.positions))
+        chosen = set(range(min(head, table.num_rows))) | set(found.positions)
+        following = (i for i in range(table.num_rows) if i not in chosen)
+        while len(chosen) < room:  # fill the budget with the next rows, as the small view does
+            chosen.add(next(following))
+        positions = sorted(chosen)
     if positions:
         rows = table.select_rows(positions).rows()
         for position, row in zip(positions, rows, strict=True):
