@@ -23,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -157,6 +158,9 @@ class ProgramOfThought:
     ) -> str:
         """The program-generation prompt; it ends inside an opened ```` ```python ```` fence.
 
+        Below the table, a ``Columns of df:`` line lists the DataFrame's column names as
+        Python strings (see :func:`code_column_names`).
+
         Args:
             table: The table (shown as text, at most ``max_rows`` rows).
             question: The question.
@@ -181,6 +185,9 @@ class ProgramOfThought:
             kind=kind,
             regarding=f" ({title})" if title else "",
             table=table.to_pipe(max_rows=self.max_rows),
+            columns=", ".join(
+                json.dumps(n, ensure_ascii=False) for n in code_column_names(table.columns)
+            ),
             question=_question_text(question, unit, choices),
             repair=repair,
         )

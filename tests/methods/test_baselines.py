@@ -155,3 +155,9 @@ def test_program_of_thought_df_has_the_column_names_the_prompt_shows(box: Python
     prediction = ProgramOfThought(llm, sandbox=box).run(table, "When?")
     assert "col : Level cm | Year" in str(llm.requests[0].prompt)
     assert prediction.answer == "1825" and prediction.error is None
+
+
+def test_program_of_thought_prompt_lists_the_columns_of_df() -> None:
+    table = Table.from_records(['say "hi"', "Level\ncm"], [["a", "b"]])
+    prompt = ProgramOfThought(ScriptedLLM(replies=[])).prompt(table, "q?")
+    assert 'Columns of df: "say \\"hi\\"", "Level cm"\nQuestion: q?\n```python\n' in prompt
