@@ -25,8 +25,9 @@ bounded re-ask with the operation's message.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from tablereason.errors import ParseError, SQLError, TableError
 from tablereason.methods import chain_of_table_views as V
@@ -41,6 +42,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table import Table
     from tablereason.trace import TraceStep
 
+T = TypeVar("T")
 GROUP_ROWS = 20
 """Groups the final query sees (the largest)."""
 LOWERCASE_IN_DUCKDB_ROWS = 1000
@@ -286,7 +288,7 @@ def _column_rejection(table: Table, column: str) -> str | None:
     return None
 
 
-def _planned(session: Session, step: TraceStep, op: str, apply):  # type: ignore[no-untyped-def]
+def _planned(session: Session, step: TraceStep, op: str, apply: Callable[[str], T]) -> T | None:
     """The generated chain's argument for ``op`` applied, when it is usable; else ``None``."""
     if not session.settings.plan_arguments:
         return None

@@ -19,6 +19,7 @@ from tablereason.methods import chain_of_table_large as L
 from tablereason.methods.chain_of_table_large_view import column_line, view_text
 from tablereason.operations.table_profile import lowercased
 from tablereason.table import Table
+from tablereason.trace import Prediction, TraceStep
 
 KINDS = ["sun", "rain", "fog", "drizzle", "snow"]
 
@@ -56,7 +57,7 @@ def script(plan: str, answer: str = " 1", **sites: str) -> tuple[ScriptedLLM, li
     return ScriptedLLM(fn=reply), seen
 
 
-def operation(prediction, name: str):  # type: ignore[no-untyped-def]
+def operation(prediction: Prediction, name: str) -> TraceStep:
     return next(s for s in prediction.trace.steps if s.kind == "operation" and s.name == name)
 
 
