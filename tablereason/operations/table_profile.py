@@ -46,6 +46,9 @@ FUZZY_DISTINCT_MAX = 50_000
 """Columns with more distinct values than this are not searched by spelling."""
 APPROX_ROWS = 100_000
 """Tables with more rows than this estimate distinct counts of mostly-unique columns."""
+GROUP_DISTINCT_MAX = 100_000
+"""In such tables, columns with more distinct values than this are not grouped either
+(a group table that size would cost memory in proportion to the table)."""
 _JOIN = "\x1f"
 
 
@@ -62,8 +65,9 @@ class ColumnProfile:
         low: Cell text of the smallest value (numbers and dates).
         high: Cell text of the largest value (numbers and dates).
         total: Sum of the values (numbers).
-        approximate: ``distinct`` is an estimate (a mostly-unique column of a table of
-            more than :data:`APPROX_ROWS` rows); ``top`` then lists examples only.
+        approximate: ``distinct`` is an estimate (a column of a table of more than
+            :data:`APPROX_ROWS` rows with more than half of its values, or more than
+            :data:`GROUP_DISTINCT_MAX`, distinct); ``top`` then lists examples only.
     """
 
     name: str
@@ -184,7 +188,7 @@ def _profile(table: Table, names: list[str], examples: int) -> dict[str, ColumnP
                 columns[name] = ColumnProfile(name, kind, 0, 0, [])
                 continue
             filled_n, distinct_n = int(row[2 * i] or 0), int(row[2 * i + 1] or 0)
-            approximate = big and distinct_n > filled_n // 2
+            approximate = big and distinct_n > min(filled_n // 2, GROUP_DISTINCT_MAX)
             if approximate:
                 top = _first(table, scan, name, examples)
             else:
@@ -202,17 +206,21 @@ def _profile(table: Table, names: list[str], examples: int) -> dict[str, ColumnP
 
 
 def _first(table: Table, scan: Scan, name: str, limit: int) -> list[tuple[str, int]]:
-    """The alphabetically first non-empty values of a column (counts not known: 1)."""
+    """Alphabetically first non-empty values of a column (counts not known: 1).
+
+    Read with a top-N sort rather than a DISTINCT, whose hash table would grow with
+    the column; repeats among the first values are dropped, so fewer may come back.
+    """
     cell = scan.cell(name)
     filled = exp.NEQ(this=exp.func("trim", cell.copy()), expression=exp.Literal.string(""))
     query = (
         scan.select(exp.alias_(cell.copy(), "v"))
         .where(filled, copy=False)
-        .distinct(copy=False)
         .order_by(exp.column("v"), copy=False)
-        .limit(limit, copy=False)
+        .limit(4 * limit, copy=False)
     )
-    return [(str(v), 1) for (v,) in table._store.fetch(query)]
+    values = dict.fromkeys(str(v) for (v,) in table._store.fetch(query))
+    return [(v, 1) for v in list(values)[:limit]]
 
 
 def _top(
