@@ -396,8 +396,9 @@ def _quoting(key: str) -> dict[str, Fault]:
 
 
 def _chain(error: BaseException | None) -> list[BaseException]:
-    out = []
-    while error is not None:
+    """The error and every error it was raised from or while handling."""
+    out: list[BaseException] = []
+    while error is not None and all(error is not seen for seen in out):
         out.append(error)
         error = error.__cause__ or (None if error.__suppress_context__ else error.__context__)
     return out
