@@ -360,28 +360,43 @@ def prompt_hashes(data: Path, n: int) -> dict[str, list[str]]:
     return out
 
 
-def bench_same_prompts(before: str, data: Path, n: int) -> dict[str, Any]:
-    here = prompt_hashes(data, n)
+def _hashes_at(revision: str, data: Path, n: int, folder: Path) -> dict[str, list[str]]:
+    """:func:`prompt_hashes` run on a clean checkout of ``revision`` (a git worktree)."""
     root = Path(__file__).resolve().parents[1]
+    tree = folder / revision.replace("/", "_").replace("^", "_parent")
+    subprocess.run(["git", "-C", str(root), "worktree", "add", "--detach", str(tree), revision],
+                   check=True, capture_output=True)  # fmt: skip
+    try:
+        out = tree / "hashes.json"
+        env = {**os.environ, "PYTHONPATH": str(tree)}
+        subprocess.run(
+            [sys.executable, __file__, "prompt-hashes", "--n", str(n), "--data", str(data),
+             "--out", str(out)], check=True, env=env,
+        )  # fmt: skip
+        return dict(json.loads(out.read_text()))
+    finally:
+        subprocess.run(["git", "-C", str(root), "worktree", "remove", "--force", str(tree)],
+                       check=False, capture_output=True)  # fmt: skip
+
+
+def bench_same_prompts(before: str, after: str | None, data: Path, n: int) -> dict[str, Any]:
+    """Compare every prompt of the 50 + 50 examples at ``before`` and ``after``.
+
+    ``after=None`` uses the working tree this script runs from.
+    """
     with tempfile.TemporaryDirectory() as folder:
-        tree = Path(folder) / "before"
-        subprocess.run(["git", "-C", str(root), "worktree", "add", "--detach", str(tree), before],
-                       check=True, capture_output=True)  # fmt: skip
-        try:
-            out = Path(folder) / "before.json"
-            env = {**os.environ, "PYTHONPATH": str(tree)}
-            subprocess.run(
-                [sys.executable, __file__, "prompt-hashes", "--n", str(n), "--data", str(data),
-                 "--out", str(out)], check=True, env=env,
-            )  # fmt: skip
-            there = json.loads(out.read_text())
-        finally:
-            subprocess.run(["git", "-C", str(root), "worktree", "remove", "--force", str(tree)],
-                           check=False, capture_output=True)  # fmt: skip
+        here = prompt_hashes(data, n) if after is None else _hashes_at(after, data, n, Path(folder))
+        there = _hashes_at(before, data, n, Path(folder))
     differ = sorted(k for k in here if here[k] != there.get(k))
     prompts = sum(len(v) for v in here.values())
     print(f"{len(here)} runs, {prompts} prompts; runs whose prompts differ: {len(differ)}")
-    return {"runs": len(here), "prompts": prompts, "differ": differ, "before": before}
+    return {
+        "runs": len(here),
+        "prompts": prompts,
+        "differ": differ,
+        "before": before,
+        "after": after,
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
@@ -392,6 +407,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--questions", type=int, default=None, help="model: first N questions")
     parser.add_argument("--before", default="HEAD", help="same-prompts: revision to compare with")
+    parser.add_argument("--after", default=None, help="same-prompts: revision (default: this tree)")
     parser.add_argument("--n", type=int, default=50, help="same-prompts: examples per dataset")
     data = Path(__file__).resolve().parents[2] / "shared" / "data"
     parser.add_argument("--data", type=Path, default=data)
@@ -404,7 +420,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     elif args.what == "model":
         result = bench_model(args.rows, args.questions)
     elif args.what == "same-prompts":
-        result = bench_same_prompts(args.before, args.data, args.n)
+        result = bench_same_prompts(args.before, args.after, args.data, args.n)
     else:
         result = prompt_hashes(args.data, args.n)
     if args.out:
