@@ -68,10 +68,13 @@ def bench_throughput(url: str, requests: int, concurrency: int, latency: float) 
 
     with ThreadPoolExecutor(concurrency) as pool:
         list(pool.map(raw, range(concurrency)))
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         list(pool.map(raw, range(requests)))
-        took = time.perf_counter() - start
-    print(f"baseline (http.client, threads): {took:.3f} s  -> {ideal / took:.1%} of ideal")
+        took, cpu = time.perf_counter() - start, time.process_time() - cpu
+    print(
+        f"baseline (http.client, threads): {took:.3f} s  -> {ideal / took:.1%} of ideal  "
+        f"(client CPU {1000 * cpu / requests:.2f} ms per request)"
+    )
 
     for transport in ("http", "openai"):
         bench_stack(url, reqs, concurrency, ideal, transport)
@@ -87,13 +90,14 @@ def bench_stack(
     llm = stack(chat, max_concurrency=concurrency, tracker=tracker)
     with ThreadPoolExecutor(concurrency) as pool:  # warm-up: import, connections
         list(pool.map(llm.complete, reqs[:concurrency]))
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         outs = list(pool.map(llm.complete, reqs))
-        took = time.perf_counter() - start
+        took, cpu = time.perf_counter() - start, time.process_time() - cpu
     assert all(o.text for o in outs)
     print(
         f"transport={transport:<6} threads : {took:.3f} s  -> {ideal / took:.1%} of ideal  "
-        f"({requests / took:.0f} req/s; usage recorded {tracker.total().requests})"
+        f"({requests / took:.0f} req/s; usage recorded {tracker.total().requests}; "
+        f"client CPU {1000 * cpu / requests:.2f} ms per request)"
     )
 
     limit = ConcurrencyLimit(concurrency)
