@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from tablereason.methods import chain_of_table_views as V
 from tablereason.operations import table_profile as TP
+from tablereason.operations.cell_retrieval import retrieve
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table import Table
@@ -127,7 +128,7 @@ def view_text(
         positions = list(range(table.num_rows))
     else:
         terms = question_terms(question)
-        found = TP.retrieve(table, terms, limit=room - head, spell=_spellable, summary=summary)
+        found = retrieve(table, terms, limit=room - head, spell=_spellable, summary=summary)
         for term, column, value, count in found.close:
             lines.append(
                 f"close match : {term} ~ {V.cell(column)} = {V.cell(value)} ({count} rows)"

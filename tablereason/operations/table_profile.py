@@ -7,8 +7,8 @@ returns results whose size is set by its arguments, never by the table's size.
 * :func:`profile`: row count and, per column, its type (as conditions read it), how
   many cells are filled and distinct, the most frequent values with their counts,
   and for numbers and dates the smallest and largest cell and the sum;
-* :func:`retrieve`: the rows that mention terms (exact cell, contained word, or a
-  close spelling of a cell value), ranked and capped;
+* :func:`~tablereason.operations.cell_retrieval.retrieve` (its own module): the rows
+  that mention terms, ranked and capped;
 * :func:`group_summary`: the most frequent values of a column with counts, how many
   distinct values there are and the reference's distinct-over-filled ratio;
 * :func:`lowercased`: a lower-cased copy computed by DuckDB;
@@ -20,14 +20,11 @@ Example:
     >>> p = profile(t, examples=2)
     >>> p.num_rows, p.columns[0].top, p.columns[1].total
     (3, [('snow', 2), ('rain', 1)], 8.0)
-    >>> retrieve(t, ["rain"], limit=5).positions
-    [1]
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -35,21 +32,16 @@ from sqlglot import exp
 
 from tablereason.operations.row_expressions import ColumnType, column_types, typed_cell
 from tablereason.relation import Scan
-from tablereason.storage import POS, RID, ident
+from tablereason.storage import RID, ident
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table import Table
 
-FUZZY_MIN = 0.88
-"""Smallest Jaro-Winkler similarity for a term to match a cell value by spelling."""
-FUZZY_DISTINCT_MAX = 50_000
-"""Columns with more distinct values than this are not searched by spelling."""
 APPROX_ROWS = 100_000
 """Tables with more rows than this estimate distinct counts of mostly-unique columns."""
 GROUP_DISTINCT_MAX = 100_000
 """In such tables, columns with more distinct values than this are not grouped either
 (a group table that size would cost memory in proportion to the table)."""
-_JOIN = "\x1f"
 
 
 @dataclass(frozen=True)
@@ -87,21 +79,6 @@ class TableProfile:
 
     num_rows: int
     columns: list[ColumnProfile]
-
-
-@dataclass(frozen=True)
-class Retrieval:
-    """Rows found for some terms.
-
-    Attributes:
-        positions: 0-based positions of the best rows, best first.
-        matches: Rows matching per term (exact or contained), over every row.
-        close: Cell values spelled like a term: ``(term, column, value, count)``.
-    """
-
-    positions: list[int]
-    matches: dict[str, int] = field(default_factory=dict)
-    close: list[tuple[str, str, str, int]] = field(default_factory=list)
 
 
 class ProfileCache:
@@ -166,13 +143,13 @@ def _profile(table: Table, names: list[str], examples: int) -> dict[str, ColumnP
         for name in names:
             cell = scan.cell(name)
             filled = exp.NEQ(this=exp.func("trim", cell.copy()), expression=exp.Literal.string(""))
-            stats.append(_filtered(exp.Count(this=exp.Literal.number(1)), filled))
+            stats.append(filtered(exp.Count(this=exp.Literal.number(1)), filled))
             distinct = (
                 exp.func("approx_count_distinct", cell.copy())
                 if big
                 else exp.Count(this=exp.Distinct(expressions=[cell.copy()]))
             )
-            stats.append(_filtered(distinct, filled.copy()))
+            stats.append(filtered(distinct, filled.copy()))
         for name in typed:
             cell = scan.cell(name)
             value = typed_cell(cell.copy(), types[name], trim=True)
@@ -247,153 +224,6 @@ def _top(
     return top, int(found[0][2]) if found else distinct
 
 
-def retrieve(
-    table: Table,
-    terms: Sequence[str],
-    limit: int,
-    *,
-    columns: Sequence[str] | None = None,
-    spell: Callable[[str], bool] = lambda term: True,
-    summary: TableProfile | None = None,
-) -> Retrieval:
-    """The rows that mention ``terms``, best first, at most ``limit``.
-
-    A term scores 2 in a row where some cell equals it and 1 where some cell contains
-    it (both ignoring case). Terms that match no row at all are compared by spelling
-    with the distinct values of the text columns (Jaro-Winkler at least
-    :data:`FUZZY_MIN`); rows holding such a value score 1 for it. Rows are ranked by
-    score, then table order.
-
-    Args:
-        table: The table to search.
-        terms: Words or phrases (compared lower-cased).
-        limit: Most rows returned.
-        columns: Columns to search (default: all).
-        spell: Which of the terms that match no row are compared by spelling.
-        summary: The table's :func:`profile`, when known (saves queries).
-    """
-    wanted = list(dict.fromkeys(t.lower().replace(_JOIN, "").strip() for t in terms))
-    wanted = [t for t in wanted if t]
-    names = [table.column(c).name for c in columns] if columns else table.columns
-    if not wanted or not names or not table.num_rows:
-        return Retrieval([])
-    with table._scan() as scan:
-        # One lowered text per row: the cells between separators, so that a term
-        # between two separators is a whole cell and a match never spans two cells.
-        sep = exp.Literal.string(_JOIN)
-        joined = exp.Anonymous(
-            this="concat_ws", expressions=[sep.copy(), *(scan.cell(n) for n in names)]
-        )
-        text = exp.DPipe(
-            this=exp.DPipe(this=sep.copy(), expression=exp.func("lower", joined)),
-            expression=sep.copy(),
-        )
-        rows = scan.select(exp.alias_(scan.pos, ident(POS)), exp.alias_(text, "txt"))
-        source = exp.Subquery(this=rows, alias=exp.TableAlias(this=ident("r")))
-        txt = exp.column("txt")
-
-        def has(term: str, whole: bool = False) -> exp.Expr:
-            needle = f"{_JOIN}{term}{_JOIN}" if whole else term
-            return exp.func("contains", txt.copy(), exp.Literal.string(needle))
-
-        counts = exp.select(
-            *(_filtered(exp.Count(this=exp.Literal.number(1)), has(t)) for t in wanted)
-        ).from_(source.copy())
-        found = [int(n or 0) for n in table._store.fetch(counts)[0]]
-        matches = dict(zip(wanted, found, strict=True))
-        unmatched = [t for t, n in matches.items() if not n and spell(t)]
-        close = _close_values(table, scan, unmatched, summary) if unmatched else []
-        score: exp.Expr = exp.Literal.number(0)
-        for term in wanted:
-            case = exp.Case(
-                ifs=[
-                    exp.If(this=has(term, whole=True), true=exp.Literal.number(2)),
-                    exp.If(this=has(term), true=exp.Literal.number(1)),
-                ],
-                default=exp.Literal.number(0),
-            )
-            score = exp.Add(this=score, expression=case)
-        for _, _, value, _ in close:
-            same = has(value.lower(), whole=True)
-            score = exp.Add(
-                this=score,
-                expression=exp.Case(
-                    ifs=[exp.If(this=same, true=exp.Literal.number(1))],
-                    default=exp.Literal.number(0),
-                ),
-            )
-        scored = exp.select(exp.column(POS), exp.alias_(score, "s")).from_(source.copy())
-        query = (
-            exp.select(exp.column(POS))
-            .from_(exp.Subquery(this=scored, alias=exp.TableAlias(this=ident("q"))))
-            .where(exp.GT(this=exp.column("s"), expression=exp.Literal.number(0)))
-            .order_by(exp.Ordered(this=exp.column("s"), desc=True), exp.column(POS))
-            .limit(limit)
-        )
-        ranked = table._store.fetch_numpy(query)
-    return Retrieval([int(p) for p in ranked[POS].tolist()], matches, close)
-
-
-def _close_values(
-    table: Table, scan: Scan, terms: Sequence[str], summary: TableProfile | None
-) -> list[tuple[str, str, str, int]]:
-    """Cell values of text columns spelled like one of ``terms``: (term, column, value, rows).
-
-    One query per text column with at most :data:`FUZZY_DISTINCT_MAX` distinct values
-    compares every term with its distinct values; at most 2 values per term and column.
-    """
-    if summary is None:
-        summary = profile(table, examples=0)
-    text = [
-        c.name
-        for c in summary.columns
-        if c.type == "text" and not c.approximate and c.distinct <= FUZZY_DISTINCT_MAX
-    ]
-    terms_table = exp.Values(
-        expressions=[exp.Tuple(expressions=[exp.Literal.string(t)]) for t in terms],
-        alias=exp.TableAlias(this=ident("w"), columns=[ident("term")]),
-    )
-    found: list[tuple[str, str, str, int]] = []
-    for name in text:
-        cell = scan.cell(name)
-        distinct = scan.select(
-            exp.alias_(cell.copy(), "v"), exp.alias_(exp.func("count", exp.Star()), "n")
-        ).group_by(cell.copy(), copy=False)
-        similarity = exp.func(
-            "jaro_winkler_similarity", exp.func("lower", exp.column("v")), exp.column("term")
-        )
-        rank = exp.Window(
-            this=exp.RowNumber(),
-            partition_by=[exp.column("term")],
-            order=exp.Order(
-                expressions=[
-                    exp.Ordered(this=exp.column("s"), desc=True),
-                    exp.Ordered(this=exp.column("v")),
-                ]
-            ),
-        )
-        pairs = (
-            exp.select(
-                exp.column("term"), exp.column("v"), exp.column("n"), exp.alias_(similarity, "s")
-            )
-            .from_(exp.Subquery(this=distinct, alias=exp.TableAlias(this=ident("d"))))
-            .join(terms_table.copy(), join_type="cross")
-        )
-        query = (
-            exp.select(exp.column("term"), exp.column("v"), exp.column("n"))
-            .from_(exp.Subquery(this=pairs, alias=exp.TableAlias(this=ident("p"))))
-            .where(exp.GTE(this=exp.column("s"), expression=exp.Literal.number(FUZZY_MIN)))
-            .qualify(exp.LTE(this=rank, expression=exp.Literal.number(2)))
-            .order_by(
-                exp.column("term"), exp.Ordered(this=exp.column("s"), desc=True), exp.column("v")
-            )
-        )
-        for term, value, count in table._store.fetch(query):
-            found.append((str(term), name, str(value), int(count)))
-    order = {t: i for i, t in enumerate(terms)}
-    return sorted(found, key=lambda f: order[f[0]])
-
-
 def group_summary(
     table: Table, column: str, limit: int
 ) -> tuple[list[tuple[str, int]], int, float | None]:
@@ -415,8 +245,8 @@ def group_summary(
         filled = exp.NEQ(this=exp.func("trim", cell.copy()), expression=exp.Literal.string(""))
         counts = table._store.fetch(
             scan.select(
-                _filtered(exp.Count(this=exp.Distinct(expressions=[cell.copy()])), filled),
-                _filtered(exp.Count(this=exp.Literal.number(1)), filled.copy()),
+                filtered(exp.Count(this=exp.Distinct(expressions=[cell.copy()])), filled),
+                filtered(exp.Count(this=exp.Literal.number(1)), filled.copy()),
             )
         )
     distinct, filled_n = (int(v or 0) for v in counts[0])
@@ -459,5 +289,6 @@ def same_order(first: Table, second: Table) -> bool:
     )
 
 
-def _filtered(aggregate: exp.Expr, condition: exp.Expr) -> exp.Expr:
+def filtered(aggregate: exp.Expr, condition: exp.Expr) -> exp.Expr:
+    """``aggregate FILTER (WHERE condition)``."""
     return exp.Filter(this=aggregate, expression=exp.Where(this=condition))

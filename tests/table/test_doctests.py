@@ -16,6 +16,7 @@ MODULES = [
     "tablereason.table",
     "tablereason.operations",
     "tablereason.operations.add_column",
+    "tablereason.operations.cell_retrieval",
     "tablereason.operations.filter_rows",
     "tablereason.operations.row_expressions",
     "tablereason.operations.table_profile",
