@@ -347,7 +347,7 @@ class OpenAIChat(_OpenAIBase):
         model: Model name; defaults to ``$OPENAI_MODEL`` or ``gpt-4o-mini``.
         base_url: Server URL; defaults to ``$OPENAI_BASE_URL`` or OpenAI's.
         api_key: Key; defaults to ``$OPENAI_API_KEY`` (any value for local servers).
-        timeout: Seconds for one HTTP request.
+        timeout: Seconds one whole request may take (connecting and every read included).
         supports_n: Start out assuming the server honours ``n``.
         allow_empty: Return all-empty chat replies instead of raising.
         max_workers: Threads serving :meth:`acomplete` calls.
@@ -393,7 +393,7 @@ class OpenAICompletion(_OpenAIBase):
         model: Model name; defaults to ``$OPENAI_MODEL`` or ``gpt-3.5-turbo-instruct``.
         base_url: Server URL; defaults to ``$OPENAI_BASE_URL`` or OpenAI's.
         api_key: Key; defaults to ``$OPENAI_API_KEY`` (any value for local servers).
-        timeout: Seconds for one HTTP request.
+        timeout: Seconds one whole request may take (connecting and every read included).
         supports_n: Start out assuming the server honours ``n``.
         allow_empty: Unused here (empty text completions are returned as they are).
         max_workers: Threads serving :meth:`acomplete` calls.
