@@ -292,3 +292,38 @@ def test_a_condition_without_a_column_is_refused(big: Table) -> None:
     step = operation(prediction, "select_row")
     assert "names no column" in (step.note or "") and "names no column" in (step.error or "")
     assert step.table is big
+
+
+def test_paper_lowercases_large_wikitq_tables_in_duckdb(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = [[f"Day {i}", "SNOW" if i % 7 == 0 else "Sun"] for i in range(1500)]
+    table = Table.from_records(["Day", "Weather"], rows, caption="Seattle")
+    monkeypatch.setattr(Table, "rows", _bounded_rows(Table.rows, 100))
+
+    def reply(request: Request) -> str | list[str]:
+        site = request.call_site.rsplit("/", 1)[-1]
+        if site == "plan":
+            return " <END>"
+        return " 1"
+
+    prediction = ChainOfTable(ScriptedLLM(fn=reply), task="wikitq", profile="paper").run(
+        table, "How many SNOW days?"
+    )
+    source = prediction.trace.steps[0].table
+    assert source.columns == ["day", "weather"] and source.caption == "seattle"
+    assert source.rows(2) == [["day 0", "snow"], ["day 1", "sun"]]
+    assert prediction.trace.steps[0].note == (
+        "paper profile: prompts show the first 100 of 1500 rows, as the reference does"
+    )
+
+
+def _bounded_rows(
+    rows: Callable[..., list[list[str]]], limit: int
+) -> Callable[..., list[list[str]]]:
+    """Table.rows that fails when asked for more than ``limit`` rows of a large table."""
+
+    def bounded(self: Table, max_rows: int | None = None) -> list[list[str]]:
+        if self.num_rows > limit and (max_rows is None or max_rows > limit):
+            pytest.fail(f"read {self.num_rows} rows into Python")
+        return rows(self, max_rows)
+
+    return bounded
