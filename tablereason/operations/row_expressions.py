@@ -61,6 +61,28 @@ _ROW_LEVEL_FORBIDDEN: tuple[tuple[type[exp.Expr], str], ...] = (
     (exp.Table, "a table reference"),
 )
 
+_ROW_LEVEL_FUNCTIONS: tuple[str, ...] = tuple(
+    """
+    Lower Upper Trim Length Substring Left Right Reverse Replace RegexpExtract RegexpLike
+    RegexpReplace Contains StartsWith EndsWith StrPosition SplitPart Concat ConcatWs
+    Cast TryCast StrToTime StrToDate TimeToStr Year Month Day DayOfWeek DayOfMonth DayOfYear
+    Week Quarter Hour Minute Second Extract DateDiff TimestampTrunc DateTrunc Dayname Monthname
+    Case If Coalesce Nullif Greatest Least Abs Round Floor Ceil Trunc Sqrt Ln Log Pow Sign IsNan
+    """.split()
+)
+"""sqlglot function classes a row expression may call: scalar functions whose result
+is at most about as large as their arguments. Functions that build values of a size the
+text chooses (``repeat``, ``lpad``, ``range``, lists, ``printf`` widths) are refused,
+since row expressions run on the process's own database, not in the SQL worker."""
+
+_ROW_LEVEL_NAMES = frozenset({"date_part", "datepart", "strlen", "prefix", "suffix"})
+"""Function names sqlglot does not type (``exp.Anonymous``) that are allowed too."""
+
+_ALLOWED_FUNCTIONS: tuple[type[exp.Expr], ...] = tuple(
+    getattr(exp, name) for name in _ROW_LEVEL_FUNCTIONS if hasattr(exp, name)
+)
+_LITERAL_REPLACEMENT: tuple[type[exp.Expr], ...] = (exp.Replace, exp.RegexpReplace)
+
 
 def parse_expression(text: str) -> exp.Expr:
     """Parse one row-level SQL expression and pass it through the SQL guard.
@@ -112,7 +134,32 @@ def parse_expression(text: str) -> exp.Expr:
                     f"{what} is not allowed in a row expression ({node.sql(dialect=DIALECT)}); "
                     "use only this row's columns, literals and scalar functions"
                 )
+        if isinstance(node, exp.Func) and not isinstance(node, (exp.Binary, exp.Unary)):
+            _check_function(node)  # operators (AND, =, ||, NOT) are Func nodes too
     return expression
+
+
+def _check_function(node: exp.Func) -> None:
+    """Refuse a function outside the row-level allowlist (see ``_ROW_LEVEL_FUNCTIONS``)."""
+    if isinstance(node, exp.Anonymous):
+        allowed = node.name.lower() in _ROW_LEVEL_NAMES
+    else:
+        allowed = isinstance(node, _ALLOWED_FUNCTIONS)
+    if not allowed:
+        name = node.name if isinstance(node, exp.Anonymous) else node.sql_name()
+        raise SQLError(
+            f"the function {name.lower()} is not allowed in a row expression; use "
+            "comparisons, arithmetic, CASE, CAST and text, date or number functions "
+            "(lower, trim, length, substring, replace, regexp_extract, contains, year, "
+            "month, strptime, date_diff, round, abs, coalesce)"
+        )
+    if isinstance(node, _LITERAL_REPLACEMENT):
+        replacement = node.args.get("replacement")
+        if replacement is not None and not isinstance(replacement, exp.Literal):
+            raise SQLError(
+                f"{node.sql_name().lower()} takes a quoted text as its replacement in a row "
+                "expression, not a column or expression"
+            )
 
 
 def referenced_columns(expression: exp.Expr) -> list[exp.Column]:

@@ -162,3 +162,50 @@ def test_column_types_never_depend_on_the_sample() -> None:
     assert R.column_types(_table(late_dates), ["day"]) == {"day": "date"}
     found = _table(late_text).apply("filter_rows", condition="\"rain mm\" = 'n/a'")
     assert found.num_rows == 1
+
+
+# Row expressions run on the process's own database (not in the SQL worker), so a
+# function that builds a value of a size the text chooses must never reach DuckDB.
+SIZE_BOMBS = [
+    "length(repeat(kind, 1000000000)) > 0",
+    "length(lpad(kind, 1000000000, 'x')) > 0",
+    "length(rpad(kind, 1000000000, 'x')) > 0",
+    "len(range(1000000000)) > 0",
+    "len(generate_series(1, 1000000000)) > 0",
+    "printf('%1000000000s', kind) = 'x'",
+    "format('{:>1000000000}', kind) = 'x'",
+    "length(replace(kind, 's', kind || kind || kind)) > 0",
+    "length(regexp_replace(kind, '.', kind || kind, 'g')) > 0",
+    "length(string_agg(kind, ',')) > 0",
+    "len(list_value(kind, kind)) > 0",
+    "len(string_split(kind, '')) > 0",
+    "unnest(range(10)) > 0",
+    "array_length(array_fill(kind, 1000000000)) > 0",
+    "length(repeat(repeat(kind, 40000), 40000)) > 1",
+]
+
+
+@pytest.mark.parametrize("expression", SIZE_BOMBS)
+def test_size_bombs_are_refused_before_they_run(expression: str) -> None:
+    table = _table([["2013-02-01", "1", "snow"]])
+    with pytest.raises(SQLError, match=r"not allowed|quoted text|does not parse"):
+        table.apply("filter_rows", condition=expression)
+    with pytest.raises(SQLError, match=r"not allowed|quoted text|does not parse"):
+        table.apply("add_column", name="x", expression=expression)
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "lower(trim(kind)) = 'snow'",
+        "year(day) = 2013 AND month(day) = 2 AND dayofmonth(day) = 1",
+        "CAST(regexp_extract(CAST(day AS VARCHAR), '(\\d+)$', 1) AS INTEGER) = 1",
+        "CASE WHEN \"rain mm\" > 0 THEN 'wet' ELSE 'dry' END = 'wet'",
+        "coalesce(\"rain mm\", 0) + abs(-1) >= 1 AND contains(kind, 'now')",
+        "replace(kind, 'snow', 'ice') = 'ice' AND length(kind) BETWEEN 1 AND 10",
+        "kind IN ('snow', 'rain') AND NOT kind LIKE 'r%'",
+    ],
+)
+def test_allowed_scalar_functions_still_run(expression: str) -> None:
+    table = _table([["2013-02-01", "1", "snow"], ["2013-02-02", "", "rain"]])
+    assert table.apply("filter_rows", condition=expression).rows() == [["2013-02-01", "1", "snow"]]
