@@ -56,7 +56,16 @@ def options_text(allowed: list[str]) -> str:
 
 
 def planning_prompt(session: Session, allowed: list[str]) -> tuple[str, str]:
-    """The planning prompt and its template name for the session's profile."""
+    """The planning prompt and its template name for the session's profile.
+
+    The paper prompt never ends in a space. Before the first operation the reference's
+    prompt ends ``Function Chain: `` (nothing after the colon but a space); the
+    reference sends it as a chat message, so the model never continues from that
+    space. Continued as raw text, it is a lone space token: tokenizers such as Gemma's
+    write the chain's first call as one token with its leading space (`` f``), and after
+    a bare space the likeliest tokens are digits, so a small model writes ``1) ...`` or a
+    run of ``0``. Ending at the colon lets the model write `` f_...`` itself.
+    """
     table = session.table
     if session.paper:
         demos = "".join(
@@ -74,7 +83,7 @@ def planning_prompt(session: Session, allowed: list[str]) -> tuple[str, str]:
             options=options_text(allowed),
             chain=chain_text(session),
         )
-        return prompt, name
+        return prompt.removesuffix(" "), name
     if session.large is not None:
         from tablereason.methods.chain_of_table_large import planning_prompt as large_prompt
 
