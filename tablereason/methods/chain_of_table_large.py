@@ -315,7 +315,12 @@ def group_summary(session: Session, column: str) -> tuple[list[tuple[str, int]],
 
 
 def planning_prompt(session: Session, allowed: list[str]) -> tuple[str, str]:
-    """The large-table planning prompt and its template name."""
+    """The large-table planning prompt and its template name.
+
+    Like the paper planner's, it never ends in a space: before the first operation
+    ``Function Chain: `` would leave a lone space token, after which a small model
+    writes digits instead of `` f_...``.
+    """
     from tablereason.methods.chain_of_table_planner import chain_text, options_text
 
     name = session.prompt_name("large_plan")
@@ -328,7 +333,7 @@ def planning_prompt(session: Session, allowed: list[str]) -> tuple[str, str]:
         options=options_text(allowed),
         chain=chain_text(session),
     )
-    return prompt, name
+    return prompt.removesuffix(" "), name
 
 
 def mode_note(session: Session) -> str:

@@ -327,3 +327,9 @@ def _bounded_rows(
         return rows(self, max_rows)
 
     return bounded
+
+
+def test_the_large_planning_prompt_never_ends_in_a_space(big: Table) -> None:
+    llm, seen = script(" f_select_row(where weather = 'snow') -> <END>")
+    ChainOfTable(llm, task="wikitq").run(big, "how many days had snow?")
+    assert seen[0].as_text().endswith("\nFunction Chain:")
