@@ -92,7 +92,7 @@ def planning_prompt(session: Session, allowed: list[str]) -> tuple[str, str]:
     numbers, rows = session.view()
     prompt = render(
         name,
-        chains=template(session.prompt_name("plan_chains")),
+        chains=template(session.prompt_name("efficient_plan_chains")),
         table=V.pipe_block(None, table.columns, rows, numbers),
         label=session.label,
         question=session.question,
