@@ -54,8 +54,8 @@ class ReplyScript:
             names = rng.sample([*header, "nope", header[0].upper()], rng.randint(1, 3))
             return "The answer is : f_col([" + _join(rng, names) + "])"
         if site == "group_column":
-            col = _pad(rng, rng.choice([*header, "nope"]))
-            return f"Therefore, the answer is: f_group({col})."
+            group = _pad(rng, rng.choice([*header, "nope"]))
+            return f"Therefore, the answer is: f_group({group})."
         if site == "sort_column":
             return self._sort(rng)
         if site == "add_column":

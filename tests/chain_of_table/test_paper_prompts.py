@@ -12,9 +12,10 @@ def _prompts(table: Table) -> dict[str, str]:
 
     def reply(request: Request) -> str | list[str]:
         site = request.call_site.rsplit("/", 1)[-1]
+        if site == "select_row":
+            return ["f_row([*])"] * request.n
         return {
             "plan": plan,
-            "select_row": ["f_row([*])"] * request.n,
             "group_column": "f_group(b).",
             "sort_column": 'The datatype is Numerical. f_sort(a), the order is "small to large".',
         }.get(site, " yes")
