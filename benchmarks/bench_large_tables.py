@@ -281,6 +281,11 @@ def model_one(path: Path, index: int, kind: str) -> dict[str, Any]:
         "peak_growth": memory.peak - before,
         "usable_condition": usable_condition(prediction),
         "chain": prediction.trace.steps[-1].arguments.get("chain"),
+        "replies": [
+            {"step": s.name, "raw": s.raw, "error": s.error}
+            for s in prediction.trace.steps
+            if s.raw and s.kind in ("plan", "operation")
+        ],
         "error": prediction.error,
     }
 
