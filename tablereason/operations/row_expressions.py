@@ -61,14 +61,15 @@ _ROW_LEVEL_FORBIDDEN: tuple[tuple[type[exp.Expr], str], ...] = (
     (exp.Table, "a table reference"),
 )
 
-_ROW_LEVEL_FUNCTIONS: tuple[str, ...] = tuple(
-    """
-    Lower Upper Trim Length Substring Left Right Reverse Replace RegexpExtract RegexpLike
-    RegexpReplace Contains StartsWith EndsWith StrPosition SplitPart Concat ConcatWs
-    Cast TryCast StrToTime StrToDate TimeToStr Year Month Day DayOfWeek DayOfMonth DayOfYear
-    Week Quarter Hour Minute Second Extract DateDiff TimestampTrunc DateTrunc Dayname Monthname
-    Case If Coalesce Nullif Greatest Least Abs Round Floor Ceil Trunc Sqrt Ln Log Pow Sign IsNan
-    """.split()
+_ROW_LEVEL_FUNCTIONS: tuple[str, ...] = (
+    "Lower", "Upper", "Trim", "Length", "Substring", "Left", "Right", "Reverse", "Replace",
+    "RegexpExtract", "RegexpLike", "RegexpReplace", "Contains", "StartsWith", "EndsWith",
+    "StrPosition", "SplitPart", "Concat", "ConcatWs", "Cast", "TryCast", "StrToTime",
+    "StrToDate", "TimeToStr", "Year", "Month", "Day", "DayOfWeek", "DayOfMonth", "DayOfYear",
+    "Week", "Quarter", "Hour", "Minute", "Second", "Extract", "DateDiff", "TimestampTrunc",
+    "DateTrunc", "Dayname", "Monthname", "Case", "If", "Coalesce", "Nullif", "Greatest",
+    "Least", "Abs", "Round", "Floor", "Ceil", "Trunc", "Sqrt", "Ln", "Log", "Pow", "Sign",
+    "IsNan",
 )
 """sqlglot function classes a row expression may call: scalar functions whose result
 is at most about as large as their arguments. Functions that build values of a size the
