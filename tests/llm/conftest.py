@@ -10,6 +10,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from fake_server import FakeOpenAIServer, FakeSleep
 
+from tablereason.llm.openai_backend import _OpenAIBase
+
 
 @pytest.fixture
 def server() -> Iterator[FakeOpenAIServer]:
@@ -20,3 +22,12 @@ def server() -> Iterator[FakeOpenAIServer]:
 @pytest.fixture
 def fake_sleep() -> FakeSleep:
     return FakeSleep()
+
+
+@pytest.fixture(params=["openai", "http"])
+def transport(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run a test once through the ``openai`` package and once through the lean JSON
+    transport (both are what ``transport="auto"`` may pick for these URLs). Modules
+    that want it for every test say ``pytestmark = pytest.mark.usefixtures("transport")``."""
+    monkeypatch.setattr(_OpenAIBase, "_auto_transport", lambda self: request.param)
+    return str(request.param)

@@ -30,15 +30,11 @@ from tablereason.llm import (
     TransientLLMError,
 )
 from tablereason.llm.errors import DuplicateReplyError, MalformedReplyError
-from tablereason.llm.openai_backend import _OpenAIBase
 
 FAST = RetryPolicy(max_attempts=4, base_delay=0.0, max_delay=0.0)
 
 
-@pytest.fixture(autouse=True, params=["openai", "http"])
-def transport(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setattr(_OpenAIBase, "_auto_transport", lambda self: request.param)
-    return str(request.param)
+pytestmark = pytest.mark.usefixtures("transport")
 
 
 # -- 200 replies of the wrong shape ---------------------------------------------------------

@@ -22,17 +22,12 @@ from tablereason.llm import (
     TransientLLMError,
     UsageTracker,
 )
-from tablereason.llm.openai_backend import _OpenAIBase, parse_retry_after
+from tablereason.llm.openai_backend import parse_retry_after
 
 FAST = RetryPolicy(max_attempts=4, base_delay=0.0, max_delay=0.0)
 
 
-@pytest.fixture(autouse=True, params=["openai", "http"])
-def transport(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Every test here runs once through the ``openai`` package and once through the
-    lean JSON transport (both are what ``transport="auto"`` may pick for these URLs)."""
-    monkeypatch.setattr(_OpenAIBase, "_auto_transport", lambda self: request.param)
-    return str(request.param)
+pytestmark = pytest.mark.usefixtures("transport")
 
 
 def test_chat_sends_messages_and_options(server: FakeOpenAIServer) -> None:
