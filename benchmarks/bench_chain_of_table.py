@@ -30,7 +30,7 @@ from typing import Any
 from tablereason.llm.base import LLM
 from tablereason.methods import ChainOfTable
 from tablereason.methods.chain_of_table import completions
-from tablereason.methods.chain_of_table_demos import DEMO_TABLE_IDS
+from tablereason.methods.chain_of_table.demos import DEMO_TABLE_IDS
 from tablereason.table import Table
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -88,7 +88,7 @@ def wikitq_sample(data: Path, n: int, seed: int = 0) -> list[dict[str, Any]]:
 
 def wikitq_scorer(data: Path) -> Callable[[str, list[str]], bool]:
     """Official-equivalent WikiTQ denotation check against the tagged targets."""
-    from tablereason.evaluate.wikitq_eval import (
+    from tablereason.metrics.wikitq import (
         check_denotation,
         load_tagged_targets,
         to_value_list,

@@ -35,9 +35,9 @@ from xlsx_files import (
     write_xlsx,
 )
 
-from tablereason import workbooks
 from tablereason.api import load_table
 from tablereason.errors import TableParseError
+from tablereason.table.io import workbooks
 
 
 def zip_bomb(folder: Path) -> Path:

@@ -260,7 +260,7 @@ def model_one(path: Path, index: int, kind: str) -> dict[str, Any]:
         llm.complete(Request(prompt="warm up", max_tokens=1))
     else:
         llm = scripted(question)[0]
-    from tablereason.storage import Store
+    from tablereason.table.storage import Store
 
     Store()  # the database engine starts before the baseline; its start is not the table's
     before = PeakRSS.now()

@@ -28,10 +28,10 @@ from statistics import mean, median
 from typing import Any
 
 from tablereason.datasets import load_dataset
-from tablereason.evaluate.metrics import METRICS
 from tablereason.methods.react import ReAct
 from tablereason.methods.rewoo import ReWOO
 from tablereason.methods.tool_tasks import DEMO_IDS
+from tablereason.metrics.scorers import METRICS
 from tablereason.tools import DocStore, FailingTool, LLMTool, search_tools
 from tablereason.tools.docstore import DocumentExplorer, WikiSearch
 

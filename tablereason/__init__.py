@@ -49,8 +49,8 @@ _LAZY = {
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason import operations
     from tablereason.api import ask, load_table
-    from tablereason.table import Step, Table
-    from tablereason.trace import Prediction, Trace
+    from tablereason.table.value import Step, Table
+    from tablereason.trace.record import Prediction, Trace
 
 
 def __getattr__(name: str) -> Any:

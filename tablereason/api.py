@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any, Union
 
 from tablereason.errors import ConfigurationError
 from tablereason.llm.base import LLM
-from tablereason.readers import DELIMITERS, read_table_file, sniff_delimiter
 from tablereason.resolve import build_method, resolve_llm, run_example, takes_table
-from tablereason.trace import Prediction
+from tablereason.table.io.readers import DELIMITERS, read_table_file, sniff_delimiter
+from tablereason.trace.record import Prediction
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-    from tablereason.table import Table
+    from tablereason.table.value import Table
 
 TableSource = Union["Table", "pd.DataFrame", str, os.PathLike]
 """What :func:`ask` and :func:`load_table` accept: a Table, a DataFrame or a file path."""
@@ -58,7 +58,7 @@ def load_table(
         >>> load_table("examples/taymyr_births.csv").columns[:2]
         ['Column 1', 'Average population (x 1000)']
     """
-    from tablereason.table import Table
+    from tablereason.table.value import Table
 
     if isinstance(source, Table):
         return source

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from tablereason.errors import ConfigurationError
 from tablereason.llm.base import LLM
-from tablereason.trace import Prediction
+from tablereason.trace.record import Prediction
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.datasets.example import Example

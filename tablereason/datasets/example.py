@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tablereason.table import Table
+    from tablereason.table.value import Table
 
 
 class TableSource(BaseModel):
@@ -42,7 +42,7 @@ class TableSource(BaseModel):
 
     def build(self) -> Table:
         """Build the :class:`~tablereason.table.Table` this source describes."""
-        from tablereason.table import Table
+        from tablereason.table.value import Table
 
         if self.path is not None:
             return Table.from_csv(self.path, caption=self.caption)

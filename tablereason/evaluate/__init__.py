@@ -7,16 +7,8 @@ Example:
 """
 
 from tablereason.evaluate.benchmark import BenchmarkSpec, run_benchmark
-from tablereason.evaluate.metrics import (
-    METRICS,
-    GroupScore,
-    Metric,
-    MetricResult,
-    evaluate,
-    prediction_answer,
-)
 from tablereason.evaluate.ray_executor import RayExecutor
-from tablereason.evaluate.report import Report, build_report, summarize
+from tablereason.evaluate.report.page import Report, build_report, summarize
 from tablereason.evaluate.results import ResultFileError, RunConfig, read_results
 from tablereason.evaluate.runner import (
     RunSummary,
@@ -25,6 +17,14 @@ from tablereason.evaluate.runner import (
     run_evaluation,
     score_results,
     shard_examples,
+)
+from tablereason.metrics.scorers import (
+    METRICS,
+    GroupScore,
+    Metric,
+    MetricResult,
+    evaluate,
+    prediction_answer,
 )
 
 __all__ = [

@@ -269,7 +269,7 @@ def _merged_summary(path: Path, parts: list[RunSummary]) -> RunSummary:
     total = sum(p.total for p in parts)
     result = None
     if parts and parts[0].result is not None:
-        from tablereason.evaluate.metrics import GroupScore, MetricResult
+        from tablereason.metrics.scorers import GroupScore, MetricResult
 
         correct = sum(p.result.correct for p in parts if p.result is not None)
         groups: dict[str, list[float]] = {}

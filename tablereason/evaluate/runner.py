@@ -18,14 +18,14 @@ from typing import Any
 
 from tablereason.datasets.example import Example
 from tablereason.errors import ConfigurationError
-from tablereason.evaluate.metrics import METRICS, Metric, MetricResult
 from tablereason.evaluate.progress import ProgressLine
 from tablereason.evaluate.results import (
     RunConfig,
     open_results,
     read_results,
 )
-from tablereason.trace import Prediction
+from tablereason.metrics.scorers import METRICS, Metric, MetricResult
+from tablereason.trace.record import Prediction
 
 Method = Callable[[Example], Any]
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 from typing import Any
 
 from tablereason.methods.baselines import ProgramOfThought, TextToSQL
-from tablereason.methods.chain_of_table import ChainOfTable
-from tablereason.methods.chain_of_table_settings import PROFILES, ChainOfTableSettings
+from tablereason.methods.chain_of_table.method import ChainOfTable
+from tablereason.methods.chain_of_table.settings import PROFILES, ChainOfTableSettings
 from tablereason.methods.chameleon import ChainOfThought, Chameleon
 from tablereason.methods.chameleon import ProgramOfThought as ChameleonProgramOfThought
 from tablereason.methods.react import ReAct
-from tablereason.methods.rewoo import ReWOO
+from tablereason.methods.rewoo.method import ReWOO
 from tablereason.registry import Registry
 
 METHODS: Registry[Any] = Registry("method")

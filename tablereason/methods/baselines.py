@@ -35,11 +35,11 @@ from tablereason.methods.code_extraction import extract_python, extract_sql
 from tablereason.prompts.render import render, template_hash, template_names
 from tablereason.sandbox.sql import SQLLimits, run_sql
 from tablereason.sandbox.verify import RetrySettings, generate_and_verify
-from tablereason.trace import Prediction, Trace, TraceStep
+from tablereason.trace.record import Prediction, Trace, TraceStep
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.sandbox.python import PythonSandbox
-    from tablereason.table import Table
+    from tablereason.table.value import Table
 
 SQL_START = "SELECT"
 """The prompt's last word: the model continues the query from there."""

@@ -44,7 +44,7 @@ from tablereason.methods.tool_tasks import (
 from tablereason.prompts.render import render, template_hash, template_names
 from tablereason.registry import Registry
 from tablereason.tools.base import Tool, ToolOutput, describe, invoke, no_evidence
-from tablereason.trace import Prediction, Trace, TraceStep
+from tablereason.trace.record import Prediction, Trace, TraceStep
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.datasets import Example

@@ -17,9 +17,9 @@ from sqlglot import exp
 from tablereason.errors import SQLError, TableError
 from tablereason.operations.catalog import OperationArgs, operation
 from tablereason.operations.row_expressions import compile_expression
-from tablereason.relation import Column
-from tablereason.storage import RID, ident
-from tablereason.table import Step, Table
+from tablereason.table.relation import Column
+from tablereason.table.storage import RID, ident
+from tablereason.table.value import Step, Table
 
 TIMEOUT_S = 30.0
 _FRACTIONAL = ("DOUBLE", "FLOAT", "REAL")

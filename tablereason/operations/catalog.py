@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from tablereason.registry import Registry
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tablereason.table import Table
+    from tablereason.table.value import Table
 
 
 class OperationArgs(BaseModel):

@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from tablereason.operations.table_profile import TableProfile, filtered, profile
-from tablereason.relation import Scan
-from tablereason.storage import POS, ident
+from tablereason.table.relation import Scan
+from tablereason.table.storage import POS, ident
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tablereason.table import Table
+    from tablereason.table.value import Table
 
 FUZZY_MIN = 0.88
 """Smallest Jaro-Winkler similarity for a term to match a cell value by spelling."""

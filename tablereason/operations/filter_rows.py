@@ -18,8 +18,8 @@ from sqlglot import exp
 from tablereason.errors import SQLError
 from tablereason.operations.catalog import OperationArgs, operation
 from tablereason.operations.row_expressions import compile_expression
-from tablereason.storage import POS, RID, ident
-from tablereason.table import Step, Table
+from tablereason.table.storage import POS, RID, ident
+from tablereason.table.value import Step, Table
 
 TIMEOUT_S = 30.0
 

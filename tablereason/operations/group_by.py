@@ -7,8 +7,8 @@ from collections import Counter
 from sqlglot import exp
 
 from tablereason.operations.catalog import OperationArgs, operation
-from tablereason.storage import RID, ident
-from tablereason.table import Step, Table
+from tablereason.table.storage import RID, ident
+from tablereason.table.value import Step, Table
 
 COUNT_LABEL = "Count"
 

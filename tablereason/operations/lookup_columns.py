@@ -6,7 +6,7 @@ from pydantic import Field
 
 from tablereason.operations.catalog import OperationArgs, operation
 from tablereason.operations.select_columns import project
-from tablereason.table import Step, Table
+from tablereason.table.value import Step, Table
 
 
 class LookupColumnsArgs(OperationArgs):

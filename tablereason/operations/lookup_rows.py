@@ -16,8 +16,8 @@ from sqlglot import exp
 
 from tablereason.errors import TableError
 from tablereason.operations.catalog import OperationArgs, operation
-from tablereason.storage import RID
-from tablereason.table import Step, Table
+from tablereason.table.storage import RID
+from tablereason.table.value import Step, Table
 
 _JOIN = "\x1f"
 _SEPARATOR = re.compile("[\x1f]")

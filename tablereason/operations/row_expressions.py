@@ -6,7 +6,7 @@ turns that text into a safe DuckDB expression over the table's storage:
 
 1. :func:`parse_expression` parses one SQL expression with sqlglot (DuckDB dialect),
    wraps it in ``SELECT * FROM t WHERE ...`` and passes that through
-   :func:`tablereason.sqlguard.check_select`, the same guard as model-written SQL;
+   :func:`tablereason.table.sqlguard.check_select`, the same guard as model-written SQL;
 2. it also refuses what has no meaning row by row: subqueries, aggregates, window
    functions, ``*`` and parameters;
 3. :func:`compile_expression` resolves every column reference against the table
@@ -37,12 +37,12 @@ import sqlglot
 from sqlglot import exp
 
 from tablereason.errors import SQLError
-from tablereason.sqlguard import check_select
-from tablereason.storage import DIALECT, ident, table_ref
+from tablereason.table.sqlguard import check_select
+from tablereason.table.storage import DIALECT, ident, table_ref
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tablereason.relation import Scan
-    from tablereason.table import Table
+    from tablereason.table.relation import Scan
+    from tablereason.table.value import Table
 
 ColumnType = Literal["number", "date", "timestamp", "text", "empty"]
 TABLE_NAME = "t"

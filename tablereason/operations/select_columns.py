@@ -6,7 +6,7 @@ from pydantic import Field
 
 from tablereason.errors import TableError
 from tablereason.operations.catalog import OperationArgs, operation
-from tablereason.table import Step, Table
+from tablereason.table.value import Step, Table
 
 
 class SelectColumnsArgs(OperationArgs):

@@ -14,8 +14,8 @@ import numpy as np
 from sqlglot import exp
 
 from tablereason.operations.catalog import OperationArgs, operation
-from tablereason.storage import RID, fill, template
-from tablereason.table import Step, Table
+from tablereason.table.storage import RID, fill, template
+from tablereason.table.value import Step, Table
 
 # The number a cell holds, read the way Chain-of-Table reads it: keep the ASCII
 # digits and the first dot, prefix a minus when the trimmed cell starts with one;

@@ -31,11 +31,11 @@ import numpy as np
 from sqlglot import exp
 
 from tablereason.operations.row_expressions import ColumnType, column_types, typed_cell
-from tablereason.relation import Scan
-from tablereason.storage import RID, ident
+from tablereason.table.relation import Scan
+from tablereason.table.storage import RID, ident
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tablereason.table import Table
+    from tablereason.table.value import Table
 
 APPROX_ROWS = 100_000
 """Tables with more rows than this estimate distinct counts of mostly-unique columns."""
@@ -264,7 +264,7 @@ def lowercased(table: Table) -> Table:
         >>> lowercased(Table.from_records(["Name"], [["Ann"]], caption="X")).to_records()
         [['name'], ['ann']]
     """
-    from tablereason.table import Table
+    from tablereason.table.value import Table
 
     store = table._store
     with table._scan() as scan:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tablereason.operations.catalog import OperationArgs, operation
-from tablereason.table import Table
+from tablereason.table.value import Table
 
 
 class VerbalizeArgs(OperationArgs):

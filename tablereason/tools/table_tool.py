@@ -23,8 +23,8 @@ from tablereason.llm.base import LLM, Usage
 from tablereason.tools.base import BaseTool, ToolFailure
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tablereason.table import Table
-    from tablereason.trace import Prediction
+    from tablereason.table.value import Table
+    from tablereason.trace.record import Prediction
 
 
 class TableReasoner(Protocol):
@@ -41,7 +41,7 @@ def chain_of_table(llm: LLM, **settings: Any) -> TableReasoner:
     The import is local so that ``tablereason.tools`` does not load the methods layer
     unless a Table tool is actually built.
     """
-    from tablereason.methods.chain_of_table import ChainOfTable
+    from tablereason.methods.chain_of_table.method import ChainOfTable
 
     return ChainOfTable(llm, task="wikitq", **settings)
 

@@ -14,7 +14,7 @@ import json
 import os
 from pathlib import Path
 
-from tablereason.methods.chain_of_table_demos import DEMO_TABLE_IDS
+from tablereason.methods.chain_of_table.demos import DEMO_TABLE_IDS
 
 DATA = Path(
     os.environ.get("TABLEREASON_DATA_DIR")

@@ -5,8 +5,8 @@ import pytest
 from tablereason.errors import ConfigurationError, UnknownNameError
 from tablereason.llm import ScriptedLLM
 from tablereason.methods import METHODS, PROFILES, ChainOfTable
-from tablereason.methods.chain_of_table_ops import OPERATIONS
-from tablereason.methods.chain_of_table_planner import GRAPH
+from tablereason.methods.chain_of_table.planner import GRAPH
+from tablereason.methods.chain_of_table.steps import OPERATIONS
 
 
 def test_registries() -> None:

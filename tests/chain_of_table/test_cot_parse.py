@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tablereason.errors import ParseError
-from tablereason.methods import chain_of_table_parse as P
+from tablereason.methods.chain_of_table import parse as P
 
 OPS = st.sampled_from(P.OPERATIONS)
 # Cell-like text: no separators the formats use.

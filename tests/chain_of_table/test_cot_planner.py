@@ -7,7 +7,7 @@ from cot_helpers import fixture_table, load_fixture
 
 from tablereason.llm import ScriptedLLM
 from tablereason.methods import ChainOfTable
-from tablereason.methods.chain_of_table_planner import GRAPH, allowed_next, options_text
+from tablereason.methods.chain_of_table.planner import GRAPH, allowed_next, options_text
 
 END = "<END>"
 REFERENCE_GRAPH = {

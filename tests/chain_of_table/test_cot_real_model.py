@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tablereason.methods import ChainOfTable
-from tablereason.methods.chain_of_table_demos import DEMO_TABLE_IDS
+from tablereason.methods.chain_of_table.demos import DEMO_TABLE_IDS
 from tablereason.table import Table
 
 

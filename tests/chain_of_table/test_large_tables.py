@@ -15,8 +15,8 @@ import pytest
 
 from tablereason.llm import Request, ScriptedLLM
 from tablereason.methods import ChainOfTable
-from tablereason.methods import chain_of_table_large as L
-from tablereason.methods.chain_of_table_large_view import column_line, view_text
+from tablereason.methods.chain_of_table import large as L
+from tablereason.methods.chain_of_table.large_view import column_line, view_text
 from tablereason.operations.table_profile import lowercased
 from tablereason.table import Table
 from tablereason.trace import Prediction, TraceStep

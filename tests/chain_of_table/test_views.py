@@ -6,7 +6,7 @@ from cot_helpers import fixture_table
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tablereason.methods import chain_of_table_views as V
+from tablereason.methods.chain_of_table import views as V
 from tablereason.table import Table
 
 

@@ -11,9 +11,9 @@ from tablereason.datasets import Example
 from tablereason.datasets.tabmwp import read_tabmwp
 from tablereason.evaluate import METRICS
 from tablereason.evaluate.benchmark import BenchmarkSpec, run_benchmark
-from tablereason.evaluate.metrics import MetricResult, raw_prediction_answer
 from tablereason.evaluate.report import render_report, summarize
 from tablereason.evaluate.runner import run_evaluation, score_results
+from tablereason.metrics.scorers import MetricResult, raw_prediction_answer
 from tablereason.trace import Prediction
 from tests.chameleon.conftest import routed
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from tablereason.datasets import load_dataset
 from tablereason.evaluate import evaluate
-from tablereason.evaluate.wikitq_eval import (
+from tablereason.metrics.wikitq import (
     DateValue,
     NumberValue,
     StringValue,

@@ -6,9 +6,9 @@ import pytest
 
 from tablereason.datasets import load_dataset
 from tablereason.errors import ConfigurationError, LLMError, ParseError
-from tablereason.evaluate.metrics import METRICS
 from tablereason.llm import Request, ScriptedLLM
 from tablereason.methods.react import STOPPED, ReAct, parse_action, parse_action_paper
+from tablereason.metrics.scorers import METRICS
 from tablereason.tools import (
     OCR,
     Calculator,

@@ -3,8 +3,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tablereason.methods.rewoo_evidence import content_words, focus, sentences, worker_log
-from tablereason.methods.rewoo_parse import PlanStep
+from tablereason.methods.rewoo.evidence import content_words, focus, sentences, worker_log
+from tablereason.methods.rewoo.parse import PlanStep
 
 PARAGRAPH = (
     "Shirley Temple: Shirley Temple Black was an American actress, singer and dancer. "

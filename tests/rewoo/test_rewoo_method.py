@@ -8,10 +8,10 @@ import pytest
 
 from tablereason.datasets import Example, load_dataset
 from tablereason.errors import ConfigurationError, LLMError
-from tablereason.evaluate.metrics import METRICS
 from tablereason.llm import Request, ScriptedLLM
 from tablereason.methods.rewoo import PROFILES, ReWOO
 from tablereason.methods.tool_tasks import DEMO_IDS
+from tablereason.metrics.scorers import METRICS
 from tablereason.tools import (
     Calculator,
     DocStore,

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tablereason.errors import ParseError
-from tablereason.methods.rewoo_parse import (
+from tablereason.methods.rewoo.parse import (
     PlanStep,
     execution_order,
     parse_plan,

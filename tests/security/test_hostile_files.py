@@ -26,11 +26,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xlsx_files import sheet_xml, write_streamed_part, write_xlsx
 
-from tablereason import readers, workbooks
 from tablereason.api import load_table
 from tablereason.cli import EXIT_INPUT, main
 from tablereason.errors import TableParseError
 from tablereason.table import Table
+from tablereason.table.io import readers, workbooks
 
 RNG = random.Random(15)
 

@@ -21,9 +21,9 @@ from run_files import CONFIG, record, trace, write_run
 from tablereason.cli import EXIT_INPUT, EXIT_OK, main
 from tablereason.errors import ConfigurationError
 from tablereason.evaluate.report import build_report, summarize
+from tablereason.evaluate.report.show import show
 from tablereason.evaluate.results import ResultFileError, RunConfig, open_results, read_results
 from tablereason.evaluate.run_folder import RunFolderError
-from tablereason.evaluate.show import show
 
 CANARY = "canary: must stay as it is\n"
 

@@ -20,8 +20,8 @@ from run_files import record, trace, write_run
 import tablereason.resolve as resolve
 from tablereason.cli import EXIT_INPUT, EXIT_OK, main
 from tablereason.llm import ScriptedLLM
-from tablereason.terminal import visible, visible_json
-from tablereason.trace_console import print_trace
+from tablereason.trace.console import print_trace
+from tablereason.trace.terminal import visible, visible_json
 
 # What a hostile cell or reply may hold: clear screen, set the title, recolour, 8-bit CSI,
 # hyperlink (OSC 8), bell, backspace, carriage return, NEL, DEL, bidi override and isolate.

@@ -17,13 +17,12 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from tablereason import storage
 from tablereason.errors import SQLError
 from tablereason.llm import ScriptedLLM
 from tablereason.methods.baselines import TextToSQL
 from tablereason.sandbox import SQLLimits, run_sql
-from tablereason.sqlengine import TableInput, execute
-from tablereason.table import Table
+from tablereason.table import Table, storage
+from tablereason.table.sqlengine import TableInput, execute
 
 SECRET = "s3cr3t-Zq81"
 PUBLIC_ROWS = [["Ann", "3"], ["Bo", "1"], ["Cy", "2"]]

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tablereason import Table
-from tablereason.formats import needs_escape, unique_names
+from tablereason.table.formats import needs_escape, unique_names
 
 cell_text = st.text(
     alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12

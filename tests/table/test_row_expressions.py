@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from tablereason.errors import SQLError, TableReasonError, UnknownColumnError
 from tablereason.operations import row_expressions as R
-from tablereason.sqlguard import SQLGuardError
 from tablereason.table import Table
+from tablereason.table.sqlguard import SQLGuardError
 
 HEADER = ["day", "rain mm", "kind"]
 KINDS = ["snow", "rain", "sun", ""]

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlglot import exp
 
-from tablereason import Table, storage
+from tablereason import Table
 from tablereason.errors import SQLError
 from tablereason.operations.lookup_rows import fold
 from tablereason.operations.sort_by import (
@@ -27,7 +27,8 @@ from tablereason.operations.sort_by import (
     number_expression,
     read_number,
 )
-from tablereason.storage import database, fill, render
+from tablereason.table import storage
+from tablereason.table.storage import database, fill, render
 
 # Characters that make numbers, whitespace and case awkward: commas, signs, dots,
 # units, every kind of space Python's strip() removes (and \v, which RE2's \s does

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import tablereason.table as table_module
+import tablereason.table.value as table_module
 from tablereason.api import load_table
 from tablereason.table import Table
 

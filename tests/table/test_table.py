@@ -118,7 +118,7 @@ def test_sql_runs_on_locked_database() -> None:
     ]:
         with pytest.raises(tr.SQLError):
             t.sql(query)
-    from tablereason.storage import database
+    from tablereason.table.storage import database
 
     # Even a statement that slipped past the guard could not reach files.
     with pytest.raises(Exception, match=r"disabled|Permission"):
@@ -137,7 +137,7 @@ def test_sql_time_limit_interrupts() -> None:
 def test_time_limits_share_one_watchdog_thread() -> None:
     import time
 
-    from tablereason import storage
+    from tablereason.table import storage
 
     watchdog = storage._Watchdog()
     fired: list[str] = []

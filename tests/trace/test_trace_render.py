@@ -9,8 +9,8 @@ from html.parser import HTMLParser
 import pytest
 
 from tablereason.trace import Prediction, Trace, TraceStep
-from tablereason.trace_console import print_trace
-from tablereason.trace_html import diff_tables, render_page, table_html
+from tablereason.trace.console import print_trace
+from tablereason.trace.html import diff_tables, render_page, table_html
 
 
 def t(header: list[str], *rows: list[str]) -> dict:

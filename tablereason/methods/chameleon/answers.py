@@ -4,7 +4,7 @@ The published extraction is kept for the ``paper`` profile (``floatify``, the
 unanchored ``The answer is ([\s\S]+).$`` regex, ScienceQA's first-letter match and
 similarity fallback); the default extraction reads the last stated answer, keeps
 the whole of it and never invents one. Scoring itself lives in
-:mod:`tablereason.evaluate.metrics`; :func:`score` only feeds it.
+:mod:`tablereason.metrics.scorers`; :func:`score` only feeds it.
 
 Example:
     >>> extract_tabmwp("So 12 + 1 = 13. The answer is 13.", paper=True)
@@ -21,8 +21,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tablereason.evaluate.metrics import METRICS, MetricResult, tabmwp_paper_answer
-from tablereason.evaluate.tabmwp_eval import string_similarity
+from tablereason.metrics.scorers import METRICS, MetricResult, tabmwp_paper_answer
+from tablereason.metrics.tabmwp import string_similarity
 
 _PAPER_TABMWP = re.compile(r"The answer is ([\s\S]+).$")
 _DEFAULT_TABMWP = re.compile(r"answer is:?[ \t]*(?=\S)", re.I)
@@ -174,7 +174,7 @@ def paper_answer(prediction: Any, choices: Sequence[str] | None = None) -> Any:
     It is the prediction's ``raw_answer`` (the answer generator's value). A missing
     answer on a multiple-choice question becomes ``""``, so the paper metric gives it the
     first option, as the published code does; a failed run stays None (wrong). The rule
-    lives in :func:`tablereason.evaluate.metrics.tabmwp_paper_answer`, which the
+    lives in :func:`tablereason.metrics.scorers.tabmwp_paper_answer`, which the
     ``tabmwp_accuracy_paper`` metric applies to every prediction and result record.
 
     Example:

@@ -36,11 +36,11 @@ from tablereason.methods.chameleon.planner import (
 from tablereason.methods.chameleon.session import ChainRun
 from tablereason.methods.chameleon.settings import profile_settings
 from tablereason.prompts.render import render, template_hash, template_names
-from tablereason.trace import Prediction, Trace, TraceStep
+from tablereason.trace.record import Prediction, Trace, TraceStep
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.sandbox.python import PythonSandbox
-    from tablereason.table import Table
+    from tablereason.table.value import Table
     from tablereason.tools.base import Tool
 
 Runner = Callable[[ChainRun], None]

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from tablereason.llm.base import LLM, Request
 from tablereason.methods.chameleon.cache import ChameleonCache
 from tablereason.methods.chameleon.settings import ChameleonSettings
-from tablereason.trace import Trace, TraceStep
+from tablereason.trace.record import Trace, TraceStep
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.sandbox.limits import ExecResult

@@ -29,7 +29,7 @@ from tablereason.methods.chameleon.session import ChainRun
 from tablereason.prompts.render import render, template
 from tablereason.sandbox.python import run_python
 from tablereason.sandbox.verify import generate_and_verify, strip_fences, verify_program
-from tablereason.table import Table
+from tablereason.table.value import Table
 
 _GENERIC = re.compile(r"^Column \d+$")
 _LEADING_NUMBER = re.compile(

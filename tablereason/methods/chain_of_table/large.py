@@ -30,17 +30,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
 from tablereason.errors import ParseError, SQLError, TableError
-from tablereason.methods import chain_of_table_views as V
-from tablereason.methods.chain_of_table_large_view import group_block as group_block
-from tablereason.methods.chain_of_table_large_view import view_text
+from tablereason.methods.chain_of_table import views as V
+from tablereason.methods.chain_of_table.large_view import group_block as group_block
+from tablereason.methods.chain_of_table.large_view import view_text
 from tablereason.operations import table_profile as TP
 from tablereason.operations.row_expressions import parse_expression, referenced_columns
 from tablereason.prompts.render import render, template
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tablereason.methods.chain_of_table_session import Session
-    from tablereason.table import Table
-    from tablereason.trace import TraceStep
+    from tablereason.methods.chain_of_table.session import Session
+    from tablereason.table.value import Table
+    from tablereason.trace.record import TraceStep
 
 T = TypeVar("T")
 GROUP_ROWS = 20
@@ -184,8 +184,8 @@ def _refused(err: Exception, text: str, expected: str) -> ParseError:
 
 def run_select_row(session: Session) -> None:
     """Keep the rows where the model's condition holds (all rows for ``*``)."""
-    from tablereason.methods.chain_of_table_ops import _keep, _skip
-    from tablereason.methods.chain_of_table_session import timed_step
+    from tablereason.methods.chain_of_table.session import timed_step
+    from tablereason.methods.chain_of_table.steps import _keep, _skip
 
     name = session.prompt_name("large_select_row")
     step = timed_step(session.trace, "operation", "select_row", name)
@@ -235,8 +235,8 @@ def run_select_row(session: Session) -> None:
 
 def run_add_column(session: Session) -> None:
     """Add a column computed by the model's expression, when the acceptance rules pass."""
-    from tablereason.methods.chain_of_table_ops import _keep, _skip
-    from tablereason.methods.chain_of_table_session import timed_step
+    from tablereason.methods.chain_of_table.session import timed_step
+    from tablereason.methods.chain_of_table.steps import _keep, _skip
 
     name = session.prompt_name("large_add_column")
     step = timed_step(session.trace, "operation", "add_column", name)
@@ -321,7 +321,7 @@ def planning_prompt(session: Session, allowed: list[str]) -> tuple[str, str]:
     ``Function Chain: `` would leave a lone space token, after which a small model
     writes digits instead of `` f_...``.
     """
-    from tablereason.methods.chain_of_table_planner import chain_text, options_text
+    from tablereason.methods.chain_of_table.planner import chain_text, options_text
 
     name = session.prompt_name("large_plan")
     prompt = render(

@@ -4,8 +4,8 @@ Every reader streams where the format allows it: CSV, TSV and JSON lines go row 
 into DuckDB (see :meth:`~tablereason.table.Table.from_rows`), so loading a large file
 holds only a chunk of rows in Python; a JSON document is parsed whole (Python has no
 streaming JSON parser), up to :data:`MAX_JSON_BYTES`. Text files are decoded as
-:mod:`tablereason.file_text` describes, which also refuses files that are not text;
-workbooks are checked before they are expanded (:mod:`tablereason.workbooks`).
+:mod:`tablereason.table.io.text` describes, which also refuses files that are not text;
+workbooks are checked before they are expanded (:mod:`tablereason.table.io.workbooks`).
 
 Every failure to read a file is a :class:`~tablereason.errors.TableParseError` that
 names the file and says what to do.
@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tablereason.errors import TableError, TableParseError
-from tablereason.file_text import SAMPLE_BYTES, check_text, sniff_encoding
-from tablereason.storage import to_text
+from tablereason.table.io.text import SAMPLE_BYTES, check_text, sniff_encoding
+from tablereason.table.storage import to_text
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tablereason.table import Table
+    from tablereason.table.value import Table
 
 DELIMITERS = (",", ";", "\t", "|")
 MAX_COLUMNS = 10_000
@@ -63,7 +63,7 @@ def read_table_file(path: Path, caption: str | None, delimiter: str | None) -> T
     suffix = path.suffix.lower()
     try:
         if suffix in EXCEL_SUFFIXES:
-            from tablereason.workbooks import read_workbook
+            from tablereason.table.io.workbooks import read_workbook
 
             return read_workbook(path, caption)
         if suffix in JSON_SUFFIXES:
@@ -109,7 +109,7 @@ def sniff_delimiter(sample: str) -> str:
 
 
 def _read_delimited(path: Path, caption: str | None, delimiter: str | None, *, tsv: bool) -> Table:
-    from tablereason.table import Table
+    from tablereason.table.value import Table
 
     encoding = sniff_encoding(path)
     with path.open(encoding=encoding, errors="replace", newline="") as handle:
@@ -158,7 +158,7 @@ def _too_wide(path: Path, line: int, width: int) -> TableParseError:
 
 
 def _read_json(path: Path, caption: str | None) -> Table:
-    from tablereason.table import Table
+    from tablereason.table.value import Table
 
     size = path.stat().st_size
     if size > MAX_JSON_BYTES:
@@ -230,7 +230,7 @@ def _read_json_lines(path: Path, caption: str | None) -> Table:
 
     Read twice, streaming: once for the header, once for the rows.
     """
-    from tablereason.table import Table
+    from tablereason.table.value import Table
 
     encoding = sniff_encoding(path)
     with path.open(encoding=encoding, errors="replace") as handle:

@@ -13,9 +13,9 @@ from typing import Any, TextIO
 
 from tablereason.errors import ConfigurationError
 from tablereason.evaluate.benchmark import find_results
-from tablereason.evaluate.report import summarize
+from tablereason.evaluate.report.page import summarize
 from tablereason.evaluate.results import read_results
-from tablereason.terminal import visible
+from tablereason.trace.terminal import visible
 
 
 def find_record(path: str | os.PathLike[str], example: str) -> dict[str, Any]:
@@ -72,8 +72,8 @@ def show(
             name = visible(row.id)[:28]
             out.write(f"{name:<28} {score:>5} {ops:>3} {rows:>5} {row.duration_s:>7.2f}  {error}\n")
         return
-    from tablereason.trace_console import print_trace
-    from tablereason.trace_html import render_page
+    from tablereason.trace.console import print_trace
+    from tablereason.trace.html import render_page
 
     record = find_record(path, example)
     trace = record.get("trace")

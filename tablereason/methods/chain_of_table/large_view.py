@@ -16,12 +16,12 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from tablereason.methods import chain_of_table_views as V
+from tablereason.methods.chain_of_table import views as V
 from tablereason.operations import table_profile as TP
 from tablereason.operations.cell_retrieval import retrieve
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tablereason.table import Table
+    from tablereason.table.value import Table
 
 HEAD_ROWS = 3
 """First rows always shown."""
@@ -148,7 +148,7 @@ def view_text(
 def group_block(column: str, groups: Sequence[tuple[str, int]], total: int | None) -> str:
     """The group block of the final query, saying how many groups there are in all.
 
-    As :func:`~tablereason.methods.chain_of_table_views.group_block`, plus a line
+    As :func:`~tablereason.methods.chain_of_table.views.group_block`, plus a line
     when only the largest groups are shown.
 
     Example:

@@ -5,7 +5,7 @@ any data enters it: external access (files, network, extension loading) is
 disabled and the configuration is locked, with a memory limit and a thread
 count for a shared machine (:func:`configure_database`). Data is loaded from
 Python objects, never from paths. Model-written SQL never runs here: it runs in
-a worker that holds only the table it was given (:mod:`tablereason.sqlengine`).
+a worker that holds only the table it was given (:mod:`tablereason.table.sqlengine`).
 
 A :class:`Store` is one connection (a cursor on that database) with its own
 lock, shared by a source table and every table derived from it. Physical
@@ -59,7 +59,7 @@ def configure_database(memory_limit: str | None = None, threads: int | None = No
     Defaults: half of the machine's memory and ``min(4, cores)`` threads, or the
     ``TABLEREASON_DUCKDB_MEMORY`` and ``TABLEREASON_DUCKDB_THREADS`` environment
     variables. Model-written SQL never runs on this database (see
-    :mod:`tablereason.sqlengine`); these bound the package's own queries.
+    :mod:`tablereason.table.sqlengine`); these bound the package's own queries.
 
     Raises:
         ConfigurationError: The database is already in use (its configuration is

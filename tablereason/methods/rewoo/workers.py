@@ -9,7 +9,7 @@ reference loop (sequential, ``call.split("[", 1)``, last input character dropped
 evidence substituted as ``[evidence]``, exact tool names).
 
 Example:
-    >>> from tablereason.methods.rewoo_parse import parse_plan
+    >>> from tablereason.methods.rewoo.parse import parse_plan
     >>> from tablereason.tools import Calculator
     >>> from tablereason.trace import Trace
     >>> plan = parse_plan("#E1 = Calculator[2 + 3]\n#E2 = Calculator[#E1 * 2]")
@@ -22,10 +22,10 @@ from __future__ import annotations
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
-from tablereason.methods.rewoo_evidence import focus
-from tablereason.methods.rewoo_parse import REFERENCE, ParsedPlan, PlanStep
+from tablereason.methods.rewoo.evidence import focus
+from tablereason.methods.rewoo.parse import REFERENCE, ParsedPlan, PlanStep
 from tablereason.tools.base import Tool, ToolOutput, invoke, no_evidence
-from tablereason.trace import Trace, TraceStep
+from tablereason.trace.record import Trace, TraceStep
 
 
 def _tool_key(name: str) -> str:

@@ -21,25 +21,25 @@ from typing import TYPE_CHECKING, Any
 
 from tablereason.errors import ConfigurationError, ParseError, TableReasonError
 from tablereason.llm.base import LLM
-from tablereason.methods import chain_of_table_large as L
-from tablereason.methods import chain_of_table_parse as P
-from tablereason.methods import chain_of_table_views as V
-from tablereason.methods.chain_of_table_ops import OPERATIONS, GroupCrash
-from tablereason.methods.chain_of_table_planner import END, next_operation
-from tablereason.methods.chain_of_table_session import (
+from tablereason.methods.chain_of_table import large as L
+from tablereason.methods.chain_of_table import parse as P
+from tablereason.methods.chain_of_table import views as V
+from tablereason.methods.chain_of_table.planner import END, next_operation
+from tablereason.methods.chain_of_table.session import (
     Session,
     Task,
     finish,
     mask_digits,
     timed_step,
 )
-from tablereason.methods.chain_of_table_settings import PROFILES, ChainOfTableSettings
+from tablereason.methods.chain_of_table.settings import PROFILES, ChainOfTableSettings
+from tablereason.methods.chain_of_table.steps import OPERATIONS, GroupCrash
 from tablereason.operations.table_profile import lowercased
 from tablereason.prompts.render import render, template_hash, template_names
-from tablereason.trace import Prediction, Trace, TraceStep
+from tablereason.trace.record import Prediction, Trace, TraceStep
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tablereason.table import Table
+    from tablereason.table.value import Table
 
 MAX_STEPS = 12  # the graph allows at most 5 operations and 6 planning steps
 
@@ -193,7 +193,7 @@ class ChainOfTable:
 
 def _lowercased(table: Table) -> Table:
     """A lower-cased copy of ``table`` (header, cells and caption)."""
-    from tablereason.table import Table
+    from tablereason.table.value import Table
 
     header = [h.lower() for h in table.columns]
     rows = [[c.lower() for c in row] for row in table.rows()]

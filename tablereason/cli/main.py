@@ -22,7 +22,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tablereason.cli_parser import build_parser
+from tablereason.cli.parser import build_parser
 from tablereason.errors import (
     ConfigurationError,
     DatasetError,
@@ -33,7 +33,7 @@ from tablereason.errors import (
     TableReasonError,
     UnknownNameError,
 )
-from tablereason.terminal import visible, visible_json
+from tablereason.trace.terminal import visible, visible_json
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
@@ -160,7 +160,7 @@ def _cmd_merge(args: argparse.Namespace) -> int:
 
     from tablereason.evaluate.benchmark import RESULTS_FILE
     from tablereason.evaluate.merge import merge_inputs, merge_shards
-    from tablereason.evaluate.report import summarize
+    from tablereason.evaluate.report.page import summarize
 
     paths, default = merge_inputs(args.inputs)
     out = Path(args.out) if args.out else default
@@ -186,14 +186,14 @@ def _cmd_merge(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from tablereason.evaluate.report import build_report
+    from tablereason.evaluate.report.page import build_report
 
     print(visible(build_report(args.run, out_dir=args.out, top=args.top).to_text(), lines=True))
     return EXIT_OK
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    from tablereason.evaluate.show import show
+    from tablereason.evaluate.report.show import show
 
     show(args.run, example=args.example, html=args.html, max_rows=args.max_rows)
     return EXIT_OK

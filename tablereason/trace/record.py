@@ -20,7 +20,7 @@ from tablereason.llm.base import Usage
 from tablereason.llm.redaction import redact
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tablereason.table import Table
+    from tablereason.table.value import Table
 
 
 WINDOW_ABOVE_ROWS = 1000
@@ -119,7 +119,7 @@ class TraceStep(BaseModel):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TraceStep:
         """Rebuild a step from :meth:`to_dict` output (the table is rebuilt from its rows)."""
-        from tablereason.table import Table
+        from tablereason.table.value import Table
 
         fields = {k: v for k, v in data.items() if k in cls.model_fields and k != "table"}
         table = data.get("table")
@@ -204,7 +204,7 @@ class Trace(BaseModel):
             >>> "<!doctype html>" in Trace(question="q").to_html()
             True
         """
-        from tablereason.trace_html import render_page
+        from tablereason.trace.html import render_page
 
         page = render_page(self.to_dict(), **header)
         if path is not None:
@@ -212,7 +212,7 @@ class Trace(BaseModel):
         return page
 
     def _repr_html_(self) -> str:
-        from tablereason.trace_html import render_body
+        from tablereason.trace.html import render_body
 
         return render_body(self.to_dict())
 
@@ -224,7 +224,7 @@ class Trace(BaseModel):
             max_rows: Rows shown per table.
             **header: ``answer`` and ``error`` to print at the end.
         """
-        from tablereason.trace_console import print_trace
+        from tablereason.trace.console import print_trace
 
         print_trace(self.to_dict(), file=file, max_rows=max_rows, **header)
 
@@ -283,7 +283,7 @@ class Prediction(BaseModel):
         return self.trace.to_html(path, answer=self.answer, error=self.error)
 
     def _repr_html_(self) -> str:
-        from tablereason.trace_html import render_body
+        from tablereason.trace.html import render_body
 
         return render_body(self.trace.to_dict(), answer=self.answer, error=self.error)
 

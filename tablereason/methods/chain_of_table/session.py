@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 
 from tablereason.errors import ParseError
 from tablereason.llm.base import LLM, Message, Request
-from tablereason.methods.chain_of_table_settings import ChainOfTableSettings
+from tablereason.methods.chain_of_table.settings import ChainOfTableSettings
 from tablereason.prompts.render import template
-from tablereason.trace import Trace, TraceStep
+from tablereason.trace.record import Trace, TraceStep
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tablereason.methods.chain_of_table_large import LargeState
-    from tablereason.table import Table
+    from tablereason.methods.chain_of_table.large import LargeState
+    from tablereason.table.value import Table
 
 T = TypeVar("T")
 Task = Literal["tabfact", "wikitq"]
@@ -71,7 +71,7 @@ class Session:
         """Row labels (1-based) and rows of the current table as prompts should show them."""
         limit = max_rows if max_rows is not None else self.settings.view_rows
         if self.settings.sample_view and max_rows is None:
-            from tablereason.methods.chain_of_table_views import view_rows
+            from tablereason.methods.chain_of_table.views import view_rows
 
             rows = self.table.rows()
             keep = view_rows(rows, self.question, limit)

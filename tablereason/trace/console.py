@@ -3,7 +3,7 @@
 Uses ``rich`` when it is installed (coloured tables, added columns and rows in
 green); otherwise prints plain text tables. Works on the JSON form of a trace. Every
 text that came from a table or a model (cells, names, arguments, replies, errors) is
-shown through :func:`tablereason.terminal.visible`, so control characters in it are
+shown through :func:`tablereason.trace.terminal.visible`, so control characters in it are
 printed as escapes instead of acting on the terminal. A table that the trace kept as
 a window of its first rows is captioned with its full row count.
 
@@ -23,8 +23,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from tablereason.terminal import visible
-from tablereason.trace_html import TableDict, TableDiff, diff_tables, row_count
+from tablereason.trace.html import TableDict, TableDiff, diff_tables, row_count
+from tablereason.trace.terminal import visible
 
 
 def _answer_text(answer: Any) -> str:

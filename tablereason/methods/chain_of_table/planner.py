@@ -6,9 +6,9 @@ operations never advance the graph and are removed from every later choice.
 
 from __future__ import annotations
 
-from tablereason.methods import chain_of_table_parse as P
-from tablereason.methods import chain_of_table_views as V
-from tablereason.methods.chain_of_table_session import Session, finish, timed_step
+from tablereason.methods.chain_of_table import parse as P
+from tablereason.methods.chain_of_table import views as V
+from tablereason.methods.chain_of_table.session import Session, finish, timed_step
 from tablereason.prompts.render import render, template
 
 INIT = "<init>"
@@ -85,7 +85,7 @@ def planning_prompt(session: Session, allowed: list[str]) -> tuple[str, str]:
         )
         return prompt.removesuffix(" "), name
     if session.large is not None:
-        from tablereason.methods.chain_of_table_large import planning_prompt as large_prompt
+        from tablereason.methods.chain_of_table.large import planning_prompt as large_prompt
 
         return large_prompt(session, allowed)
     name = session.prompt_name("efficient_plan")

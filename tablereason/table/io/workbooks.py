@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from tablereason.errors import MissingDependencyError, TableParseError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tablereason.table import Table
+    from tablereason.table.value import Table
 
 MAX_UNCOMPRESSED_BYTES = 128 * 1024 * 1024
 """Largest total size the parts of a workbook may declare."""
@@ -100,7 +100,7 @@ def read_workbook(path: Path, caption: str | None) -> Table:
         MissingDependencyError: When ``openpyxl`` (``.xlsx``) or ``xlrd`` (``.xls``) is
             missing.
     """
-    from tablereason.table import Table
+    from tablereason.table.value import Table
 
     if path.suffix.lower() == ".xls":
         return _read_xls(path, caption)
@@ -147,7 +147,7 @@ def _damaged(path: Path, err: BaseException) -> TableParseError:
 
 def _sheet_rows(rows: Iterable[tuple[Any, ...]], path: Path) -> Iterator[list[str]]:
     """Text rows from the header on; trailing empty cells and rows are left out."""
-    from tablereason.readers import MAX_COLUMNS
+    from tablereason.table.io.readers import MAX_COLUMNS
 
     cells = 0
     started = False
@@ -197,7 +197,7 @@ def cell_text(value: Any) -> str:
 def _read_xls(path: Path, caption: str | None) -> Table:
     import pandas as pd
 
-    from tablereason.table import Table
+    from tablereason.table.value import Table
 
     try:
         frame = pd.read_excel(path, dtype=str, keep_default_na=False)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from tablereason.storage import POS, RID, col, table_ref
+from tablereason.table.storage import POS, RID, col, table_ref
 
 
 @dataclass(frozen=True)

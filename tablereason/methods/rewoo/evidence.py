@@ -20,7 +20,7 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tablereason.methods.rewoo_parse import PlanStep
+    from tablereason.methods.rewoo.parse import PlanStep
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])")
 _WORD = re.compile(r"[^\W_]+", re.U)
@@ -106,7 +106,7 @@ def worker_log(
         limit: Characters of evidence per step (None: whole).
 
     Example:
-        >>> from tablereason.methods.rewoo_parse import PlanStep
+        >>> from tablereason.methods.rewoo.parse import PlanStep
         >>> print(worker_log([PlanStep(var="#E1", plan="Add.")], {"#E1": "5"}, "2 + 3?", 40))
         Plan: Add.
         Evidence: 5

@@ -26,7 +26,9 @@ from pydantic import BaseModel, Field
 
 from tablereason.datasets.example import Example
 from tablereason.errors import ConfigurationError
-from tablereason.evaluate import hotpotqa_eval, tabmwp_eval, wikitq_eval
+from tablereason.metrics import hotpotqa as hotpotqa_eval
+from tablereason.metrics import tabmwp as tabmwp_eval
+from tablereason.metrics import wikitq as wikitq_eval
 from tablereason.registry import Registry
 
 Answer = Any  # str | list[str] | float | int | bool | None

@@ -35,14 +35,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tablereason.errors import ConfigurationError, ParseError, TableReasonError
 from tablereason.llm.base import LLM, Request
-from tablereason.methods.rewoo_evidence import worker_log
-from tablereason.methods.rewoo_parse import (
+from tablereason.methods.rewoo.evidence import worker_log
+from tablereason.methods.rewoo.parse import (
     ParsedPlan,
     bounded,
     parse_plan,
     parse_plan_paper,
 )
-from tablereason.methods.rewoo_workers import Workers
+from tablereason.methods.rewoo.workers import Workers
 from tablereason.methods.tool_tasks import (
     TextTask,
     check_task,
@@ -57,7 +57,7 @@ from tablereason.tools.base import (
     describe,
     is_no_evidence,
 )
-from tablereason.trace import Prediction, Trace, TraceStep
+from tablereason.trace.record import Prediction, Trace, TraceStep
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.datasets import Example

@@ -12,14 +12,14 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from tablereason.errors import ParseError, TableError
-from tablereason.methods import chain_of_table_large as L
-from tablereason.methods import chain_of_table_parse as P
-from tablereason.methods import chain_of_table_views as V
-from tablereason.methods.chain_of_table_session import ChainEntry, Session, finish, timed_step
+from tablereason.methods.chain_of_table import large as L
+from tablereason.methods.chain_of_table import parse as P
+from tablereason.methods.chain_of_table import views as V
+from tablereason.methods.chain_of_table.session import ChainEntry, Session, finish, timed_step
 from tablereason.operations.table_profile import same_order
 from tablereason.prompts.render import render
 from tablereason.registry import Registry
-from tablereason.trace import TraceStep
+from tablereason.trace.record import TraceStep
 
 T = TypeVar("T")
 

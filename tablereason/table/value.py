@@ -10,7 +10,7 @@ Rows have an explicit order: a table is a list of base row ids over physical
 DuckDB tables, so selecting rows or columns costs no copy and every operation
 runs over all rows while prompts see a bounded view (``to_pipe(max_rows=...)``).
 
-Small tables (at most :data:`~tablereason.storage.SMALL_CELLS` cells, which
+Small tables (at most :data:`~tablereason.table.storage.SMALL_CELLS` cells, which
 covers WikiTQ and TabFact tables) also hold their cells in Python; operations on
 them compute the same result in Python, without a DuckDB round trip, and their
 physical tables are written only when a query needs them.
@@ -28,15 +28,15 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 from sqlglot import exp
 
-from tablereason import formats, storage
 from tablereason.errors import (
     TableError,
     TableParseError,
     UnknownColumnError,
     closest,
 )
-from tablereason.relation import Column, Scan
-from tablereason.storage import Store, to_text
+from tablereason.table import formats, storage
+from tablereason.table.relation import Column, Scan
+from tablereason.table.storage import Store, to_text
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -447,7 +447,7 @@ class Table:
         ``caption`` is true; then ``col : a | b`` and ``row i : x | y`` with 1-based
         positions in this table. No trailing newline. Cells print as stored (a
         line break as a space); ``escape=True`` gives the exact, parseable variant
-        (see :mod:`tablereason.formats`).
+        (see :mod:`tablereason.table.formats`).
         """
         return formats.format_pipe(
             self.caption if caption else None, self.columns, self._view(max_rows), escape=escape

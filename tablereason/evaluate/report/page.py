@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from tablereason.evaluate.benchmark import find_results
-from tablereason.evaluate.report_svg import bar_chart
+from tablereason.evaluate.report.svg import bar_chart
 from tablereason.evaluate.results import read_results
 from tablereason.evaluate.run_folder import check_inside, write_inside
 
@@ -258,7 +258,7 @@ def build_report(
         RunFolderError: When a symlink in the folder (``report.html``, ``examples/`` or a
             page) leads outside it: nothing is written through it.
     """
-    from tablereason.trace_html import render_page
+    from tablereason.trace.html import render_page
 
     report = summarize(path, top=top)
     target = Path(out_dir) if out_dir is not None else Path(report.results).parent
