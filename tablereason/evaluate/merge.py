@@ -18,29 +18,25 @@ Example:
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tablereason.errors import ConfigurationError
-from tablereason.evaluate.results import IDENTITY_KEYS, ResultFileError, RunConfig, read_results
+from tablereason.evaluate.results import (
+    IDENTITY_KEYS,
+    RESULTS_FILE,
+    SHARD_FILE,
+    SHARDS_DIR,
+    ResultFileError,
+    RunConfig,
+    read_results,
+    shard_file_name,
+)
 
-SHARDS_DIR = "shards"
-SHARD_FILE = re.compile(r"results-(\d+)-of-(\d+)\.jsonl")
 COMPARED_KEYS = (*(k for k in IDENTITY_KEYS if k != "shard"), "metric")
 """Configuration fields that must be equal in every shard of one run."""
-
-
-def shard_file_name(index: int, count: int) -> str:
-    """The file name of shard ``index`` of ``count`` in a run's ``shards/`` folder.
-
-    Example:
-        >>> shard_file_name(2, 4)
-        'results-2-of-4.jsonl'
-    """
-    return f"results-{index}-of-{count}.jsonl"
 
 
 def find_shard_files(folder: str | os.PathLike[str]) -> list[Path]:
@@ -93,8 +89,6 @@ def merge_inputs(inputs: Sequence[str | os.PathLike[str]]) -> tuple[list[Path], 
         >>> out  # doctest: +SKIP
         PosixPath('runs/wikitq/results.jsonl')
     """
-    from tablereason.evaluate.benchmark import RESULTS_FILE
-
     given = [Path(p) for p in inputs]
     if not given:
         raise ConfigurationError("give a run folder or the shard files to merge")

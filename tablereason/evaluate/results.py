@@ -5,12 +5,17 @@ one example's result (``{"type": "result", "id": ..., ...}``). Records are appen
 and fsynced one at a time, so a run killed at any moment (even ``kill -9``) leaves a
 file whose complete lines are all valid; at most the last line is torn, and
 :func:`open_results` drops it before appending again.
+
+This module also owns the names of the files in a run folder (:data:`RESULTS_FILE`,
+:data:`CACHE_FILE`, :data:`SHARDS_DIR`, :data:`REPORT_FILE`, :data:`PAGES_DIR`), so the
+runner, the merge, the report and the command line agree on them.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from pathlib import Path
@@ -20,6 +25,19 @@ from pydantic import BaseModel, Field, ValidationError
 
 from tablereason.errors import ConfigurationError
 from tablereason.evaluate.result_lines import ResultFileError, check_record, parse_line
+
+RESULTS_FILE = "results.jsonl"
+"""The run folder's result file: an unsharded run's results, or the merge of its shards."""
+CACHE_FILE = "responses.sqlite"
+"""The run folder's response cache, so that a rerun replays answers."""
+SHARDS_DIR = "shards"
+"""The run folder's subfolder that holds one result file per shard."""
+SHARD_FILE = re.compile(r"results-(\d+)-of-(\d+)\.jsonl")
+"""The name of a shard's result file (see :func:`shard_file_name`)."""
+REPORT_FILE = "report.html"
+"""The run folder's summary page."""
+PAGES_DIR = "examples"
+"""The run folder's subfolder that holds one trace page per example."""
 
 IDENTITY_KEYS = ("dataset", "split", "method", "profile", "model", "seed", "shard", "prompt_hashes")
 
@@ -49,6 +67,40 @@ class RunConfig(BaseModel):
         """The fields that must match for a rerun to continue the same file."""
         data = self.model_dump()
         return {k: data[k] for k in IDENTITY_KEYS}
+
+
+def shard_file_name(index: int, count: int) -> str:
+    """The file name of shard ``index`` of ``count`` in a run's :data:`SHARDS_DIR` folder.
+
+    Example:
+        >>> shard_file_name(2, 4)
+        'results-2-of-4.jsonl'
+        >>> SHARD_FILE.fullmatch(shard_file_name(2, 4)).groups()
+        ('2', '4')
+    """
+    return f"results-{index}-of-{count}.jsonl"
+
+
+def find_results(path: str | os.PathLike[str]) -> Path:
+    """The result file of a run folder (or the file itself).
+
+    Raises:
+        ResultFileError: When there is none.
+
+    Example:
+        >>> find_results("runs/wikitq")  # doctest: +SKIP
+        PosixPath('runs/wikitq/results.jsonl')
+    """
+    target = Path(path)
+    if target.is_file():
+        return target
+    candidate = target / RESULTS_FILE
+    if candidate.is_file():
+        return candidate
+    raise ResultFileError(
+        f"no {RESULTS_FILE} in {str(target)!r}; give the folder passed to `tablereason eval "
+        "--out` (or a result file)"
+    )
 
 
 def read_results(path: str | os.PathLike[str]) -> tuple[RunConfig, list[dict[str, Any]], int]:

@@ -23,13 +23,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tablereason.evaluate.benchmark import find_results
 from tablereason.evaluate.report.svg import bar_chart
-from tablereason.evaluate.results import read_results
+from tablereason.evaluate.results import PAGES_DIR, REPORT_FILE, find_results, read_results
 from tablereason.evaluate.run_folder import check_inside, write_inside
+from tablereason.trace.html import render_page
 
-REPORT_FILE = "report.html"
-PAGES_DIR = "examples"
 SIZE_BINS = ((10, "1–10"), (20, "11–20"), (40, "21–40"), (80, "41–80"))
 MAX_CHAIN = 5
 
@@ -258,8 +256,6 @@ def build_report(
         RunFolderError: When a symlink in the folder (``report.html``, ``examples/`` or a
             page) leads outside it: nothing is written through it.
     """
-    from tablereason.trace.html import render_page
-
     report = summarize(path, top=top)
     target = Path(out_dir) if out_dir is not None else Path(report.results).parent
     for relative in (REPORT_FILE, PAGES_DIR):  # refuse before writing anything

@@ -11,10 +11,11 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from tablereason.errors import ConfigurationError
-from tablereason.evaluate.benchmark import find_results
+from tablereason.errors import ConfigurationError, did_you_mean
 from tablereason.evaluate.report.page import summarize
-from tablereason.evaluate.results import read_results
+from tablereason.evaluate.results import find_results, read_results
+from tablereason.trace.console import print_trace
+from tablereason.trace.html import render_page
 from tablereason.trace.terminal import visible
 
 
@@ -24,8 +25,6 @@ def find_record(path: str | os.PathLike[str], example: str) -> dict[str, Any]:
     Raises:
         ConfigurationError: When the run has no such example (the closest ids are named).
     """
-    from tablereason.errors import did_you_mean
-
     _, records, _ = read_results(find_results(path))
     for record in records:
         if str(record["id"]) == example:
@@ -72,9 +71,6 @@ def show(
             name = visible(row.id)[:28]
             out.write(f"{name:<28} {score:>5} {ops:>3} {rows:>5} {row.duration_s:>7.2f}  {error}\n")
         return
-    from tablereason.trace.console import print_trace
-    from tablereason.trace.html import render_page
-
     record = find_record(path, example)
     trace = record.get("trace")
     if not isinstance(trace, dict) or "steps" not in trace:
