@@ -3,7 +3,8 @@
 A tool has a ``name``, a ``description`` (shown in planner prompts) and a call
 from text to text; a failure comes back as a ``"No evidence found: <reason>"``
 observation, never as an exception. Built-in tools are registered by name in
-:data:`TOOLS` and built from a :class:`ToolContext` with :func:`build_tools`.
+:data:`TOOLS` and built from a :class:`ToolContext` with :func:`build_tools`
+(both in :mod:`~tablereason.tools.catalog`).
 
 Example:
     >>> from tablereason.tools import TOOLS, ToolContext, build_tools
@@ -14,18 +15,13 @@ Example:
     True
 """
 
-from tablereason.tools import catalog as _catalog  # registers the built-in tools
 from tablereason.tools.base import (
     NO_EVIDENCE,
-    TOOLS,
     BaseTool,
     FailingTool,
     Tool,
-    ToolContext,
-    ToolFactory,
     ToolFailure,
     ToolOutput,
-    build_tools,
     describe,
     invoke,
     is_no_evidence,
@@ -34,6 +30,7 @@ from tablereason.tools.base import (
 from tablereason.tools.bm25 import BM25, tokenize
 from tablereason.tools.calculator import CalculationError, Calculator, evaluate
 from tablereason.tools.captioner import CaptionModel, ImageCaptioner, ScienceQACaptions, image_id
+from tablereason.tools.catalog import TOOLS, ToolContext, ToolFactory, build_tools
 from tablereason.tools.docstore import (
     DocStore,
     Document,
@@ -47,15 +44,19 @@ from tablereason.tools.llm_tool import LLMTool
 from tablereason.tools.local_search import CorpusText, LeaveOut, LocalCorpus, LocalSearch
 from tablereason.tools.ocr import OCR, OCRFormat, OCRModel, ScienceQAOCR, TextBox, parse_easyocr
 from tablereason.tools.scienceqa_corpus import folder_corpus, scienceqa_corpus
-from tablereason.tools.table_tool import TableReasoner, TableTool
+from tablereason.tools.table_tool import (
+    TABLE_REASONERS,
+    ReasonerFactory,
+    TableReasoner,
+    TableTool,
+)
 from tablereason.tools.web_search import SearchBackend, WebSearch
-
-del _catalog
 
 __all__ = [
     "BM25",
     "NO_EVIDENCE",
     "OCR",
+    "TABLE_REASONERS",
     "TOOLS",
     "BaseTool",
     "CalculationError",
@@ -73,6 +74,7 @@ __all__ = [
     "LocalSearch",
     "OCRFormat",
     "OCRModel",
+    "ReasonerFactory",
     "ScienceQACaptions",
     "ScienceQAOCR",
     "SearchBackend",

@@ -4,7 +4,8 @@ A tool never raises on bad input or a failed look-up: it answers with an
 observation that starts with ``"No evidence found"`` and says why, so a plan or a
 reasoning loop can go on. Tools that spend model tokens (the LLM and Table tools)
 also report their usage through :meth:`BaseTool.call`, so methods can count every
-model call, tool-internal ones included.
+model call, tool-internal ones included. The registry of built-in tools and the
+context they are built from are in :mod:`tablereason.tools.catalog`.
 
 Example:
     >>> from tablereason.tools.calculator import Calculator
@@ -17,16 +18,12 @@ Example:
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tablereason.errors import ConfigurationError
 from tablereason.llm.base import Usage
-from tablereason.registry import Registry
 
 NO_EVIDENCE = "No evidence found"
 
@@ -217,83 +214,3 @@ def describe(tools: list[Tool] | tuple[Tool, ...]) -> str:
         True
     """
     return "\n".join(f"{t.name}[input]: {t.description}" for t in tools)
-
-
-class ToolContext:
-    """What tool factories may need: a model, documents, tables, data and backends.
-
-    Everything is optional; a factory that lacks what it needs raises
-    :class:`~tablereason.errors.ConfigurationError` when the tool is built. The
-    Wikipedia and Lookup tools built from one context share one explorer.
-
-    Args:
-        llm: The model for the LLM and Table tools.
-        docstore: Documents for Wikipedia/Lookup; the HotpotQA paragraphs under
-            ``data_dir`` when None.
-        data_dir: The data root (``$TABLEREASON_DATA_DIR`` when None).
-        tables: Tables the Table tool may answer about, by name.
-        caption_model: Captioning backend (ScienceQA's precomputed captions when None).
-        ocr_model: OCR backend (ScienceQA's precomputed OCR when None).
-        search_backend: Web search backend (none: no network).
-
-    Example:
-        >>> from tablereason.tools import TOOLS, build_tools
-        >>> [t.name for t in build_tools(["calculator"], ToolContext())]
-        ['Calculator']
-    """
-
-    def __init__(
-        self,
-        *,
-        llm: Any = None,
-        docstore: Any = None,
-        data_dir: str | os.PathLike[str] | None = None,
-        tables: Mapping[str, Any] | None = None,
-        caption_model: Any = None,
-        ocr_model: Any = None,
-        search_backend: Any = None,
-    ) -> None:
-        self.llm = llm
-        self.docstore = docstore
-        self.data_dir = data_dir
-        self.tables = dict(tables or {})
-        self.caption_model = caption_model
-        self.ocr_model = ocr_model
-        self.search_backend = search_backend
-        self._explorer: Any = None
-
-    def explorer(self) -> Any:
-        """The document explorer shared by this context's Wikipedia and Lookup tools."""
-        if self._explorer is None:
-            from tablereason.tools.docstore import DocStore, DocumentExplorer
-
-            if self.docstore is None:
-                self.docstore = DocStore.from_hotpotqa(self.data_dir)
-            self._explorer = DocumentExplorer(self.docstore)
-        return self._explorer
-
-    def require_llm(self, tool: str) -> Any:
-        """The model, or a clear error naming the tool that needs it."""
-        if self.llm is None:
-            raise ConfigurationError(f"the {tool} tool needs a model: ToolContext(llm=...)")
-        return self.llm
-
-
-ToolFactory = Callable[[ToolContext], Tool]
-
-TOOLS: Registry[ToolFactory] = Registry("tool")
-"""Built-in tool factories by name (filled by :mod:`tablereason.tools.catalog`)."""
-
-
-def build_tools(names: Sequence[str], context: ToolContext | None = None) -> list[Tool]:
-    """Build the named tools from one context.
-
-    Raises:
-        UnknownNameError: For an unregistered name (with the closest one).
-
-    Example:
-        >>> [t.name for t in build_tools(["calculator", "web_search"])]
-        ['Calculator', 'Search']
-    """
-    context = context or ToolContext()
-    return [TOOLS.get(name)(context) for name in names]

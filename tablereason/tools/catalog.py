@@ -1,4 +1,7 @@
-"""The built-in tools, registered in :data:`~tablereason.tools.base.TOOLS` by name.
+"""The built-in tools by name, and the context they are built from.
+
+:data:`TOOLS` maps a name to a factory that builds the tool from a :class:`ToolContext`;
+:func:`build_tools` builds several from one context.
 
 | name | tool | needs |
 |---|---|---|
@@ -18,14 +21,101 @@ Example:
 
 from __future__ import annotations
 
-from tablereason.tools.base import TOOLS, Tool, ToolContext
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from tablereason.errors import ConfigurationError
+from tablereason.registry import Registry
+from tablereason.tools.base import Tool
 from tablereason.tools.calculator import Calculator
 from tablereason.tools.captioner import ImageCaptioner, ScienceQACaptions
-from tablereason.tools.docstore import WikiLookup, WikiSearch
+from tablereason.tools.docstore import DocStore, DocumentExplorer, WikiLookup, WikiSearch
 from tablereason.tools.llm_tool import LLMTool
 from tablereason.tools.ocr import OCR, ScienceQAOCR
-from tablereason.tools.table_tool import TableTool
+from tablereason.tools.table_tool import ReasonerFactory, TableTool
 from tablereason.tools.web_search import WebSearch
+
+
+class ToolContext:
+    """What tool factories may need: a model, documents, tables, data and backends.
+
+    Everything is optional; a factory that lacks what it needs raises
+    :class:`~tablereason.errors.ConfigurationError` when the tool is built. The
+    Wikipedia and Lookup tools built from one context share one explorer.
+
+    Args:
+        llm: The model for the LLM and Table tools.
+        docstore: Documents for Wikipedia/Lookup; the HotpotQA paragraphs under
+            ``data_dir`` when None.
+        data_dir: The data root (``$TABLEREASON_DATA_DIR`` when None).
+        tables: Tables the Table tool may answer about, by name.
+        caption_model: Captioning backend (ScienceQA's precomputed captions when None).
+        ocr_model: OCR backend (ScienceQA's precomputed OCR when None).
+        search_backend: Web search backend (none: no network).
+        table_reasoner: Builds the Table tool's reasoner from the model; the registered
+            default (see :data:`~tablereason.tools.table_tool.TABLE_REASONERS`) when None.
+
+    Example:
+        >>> [t.name for t in build_tools(["calculator"], ToolContext())]
+        ['Calculator']
+    """
+
+    def __init__(
+        self,
+        *,
+        llm: Any = None,
+        docstore: Any = None,
+        data_dir: str | os.PathLike[str] | None = None,
+        tables: Mapping[str, Any] | None = None,
+        caption_model: Any = None,
+        ocr_model: Any = None,
+        search_backend: Any = None,
+        table_reasoner: ReasonerFactory | None = None,
+    ) -> None:
+        self.llm = llm
+        self.docstore = docstore
+        self.data_dir = data_dir
+        self.tables = dict(tables or {})
+        self.caption_model = caption_model
+        self.ocr_model = ocr_model
+        self.search_backend = search_backend
+        self.table_reasoner = table_reasoner
+        self._explorer: DocumentExplorer | None = None
+
+    def explorer(self) -> DocumentExplorer:
+        """The document explorer shared by this context's Wikipedia and Lookup tools."""
+        if self._explorer is None:
+            if self.docstore is None:
+                self.docstore = DocStore.from_hotpotqa(self.data_dir)
+            self._explorer = DocumentExplorer(self.docstore)
+        return self._explorer
+
+    def require_llm(self, tool: str) -> Any:
+        """The model, or a clear error naming the tool that needs it."""
+        if self.llm is None:
+            raise ConfigurationError(f"the {tool} tool needs a model: ToolContext(llm=...)")
+        return self.llm
+
+
+ToolFactory = Callable[[ToolContext], Tool]
+
+TOOLS: Registry[ToolFactory] = Registry("tool")
+"""Built-in tool factories by name."""
+
+
+def build_tools(names: Sequence[str], context: ToolContext | None = None) -> list[Tool]:
+    """Build the named tools from one context.
+
+    Raises:
+        UnknownNameError: For an unregistered name (with the closest one).
+
+    Example:
+        >>> [t.name for t in build_tools(["calculator", "web_search"])]
+        ['Calculator', 'Search']
+    """
+    context = context or ToolContext()
+    return [TOOLS.get(name)(context) for name in names]
 
 
 def _wikipedia(ctx: ToolContext) -> Tool:
@@ -45,7 +135,7 @@ def _calculator(ctx: ToolContext) -> Tool:
 
 
 def _table(ctx: ToolContext) -> Tool:
-    return TableTool(ctx.require_llm("Table"), ctx.tables)
+    return TableTool(ctx.require_llm("Table"), ctx.tables, make_reasoner=ctx.table_reasoner)
 
 
 def _image_captioner(ctx: ToolContext) -> Tool:
