@@ -18,6 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from tablereason.llm.base import Usage
 from tablereason.llm.redaction import redact
+from tablereason.trace.console import print_trace
+from tablereason.trace.html import render_body, render_page
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table.value import Table
@@ -119,6 +121,8 @@ class TraceStep(BaseModel):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TraceStep:
         """Rebuild a step from :meth:`to_dict` output (the table is rebuilt from its rows)."""
+        # Loaded here, not at the top: the table engine brings DuckDB, which reading or
+        # showing a trace does not need (the engine does not import the trace).
         from tablereason.table.value import Table
 
         fields = {k: v for k, v in data.items() if k in cls.model_fields and k != "table"}
@@ -204,16 +208,12 @@ class Trace(BaseModel):
             >>> "<!doctype html>" in Trace(question="q").to_html()
             True
         """
-        from tablereason.trace.html import render_page
-
         page = render_page(self.to_dict(), **header)
         if path is not None:
             Path(path).write_text(page, encoding="utf-8")
         return page
 
     def _repr_html_(self) -> str:
-        from tablereason.trace.html import render_body
-
         return render_body(self.to_dict())
 
     def print(self, file: TextIO | None = None, *, max_rows: int = 20, **header: Any) -> None:
@@ -224,8 +224,6 @@ class Trace(BaseModel):
             max_rows: Rows shown per table.
             **header: ``answer`` and ``error`` to print at the end.
         """
-        from tablereason.trace.console import print_trace
-
         print_trace(self.to_dict(), file=file, max_rows=max_rows, **header)
 
 
@@ -283,8 +281,6 @@ class Prediction(BaseModel):
         return self.trace.to_html(path, answer=self.answer, error=self.error)
 
     def _repr_html_(self) -> str:
-        from tablereason.trace.html import render_body
-
         return render_body(self.trace.to_dict(), answer=self.answer, error=self.error)
 
     def print(self, file: TextIO | None = None, *, max_rows: int = 20) -> None:
