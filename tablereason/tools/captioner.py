@@ -22,6 +22,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
+from tablereason.errors import DatasetError
 from tablereason.llm.base import Usage
 from tablereason.tools.base import BaseTool, ToolFailure
 
@@ -53,7 +54,7 @@ def scienceqa_folder(data_dir: str | os.PathLike[str] | None = None) -> Path:
 
     Defaults to ``$TABLEREASON_DATA_DIR``.
     """
-    from tablereason.datasets import resolve_data_dir
+    from tablereason.datasets import resolve_data_dir  # lazy: the datasets load DuckDB
 
     root = resolve_data_dir(data_dir)
     return root / "scienceqa" if (root / "scienceqa").is_dir() else root
@@ -61,8 +62,6 @@ def scienceqa_folder(data_dir: str | os.PathLike[str] | None = None) -> Path:
 
 def read_json_field(path: Path, field: str) -> dict[str, Any]:
     """``json.load(path)[field]`` as a dict, with a clear error when missing."""
-    from tablereason.errors import DatasetError
-
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -151,7 +151,7 @@ class DocStore:
             split: HotpotQA split.
             limit: Use only the first ``limit`` questions' paragraphs.
         """
-        from tablereason.datasets import load_dataset
+        from tablereason.datasets import load_dataset  # lazy: the datasets load DuckDB
 
         return cls.from_examples(load_dataset("hotpotqa", split, data_dir=data_dir, limit=limit))
 

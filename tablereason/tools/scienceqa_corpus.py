@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from tablereason.errors import DatasetError
+from tablereason.tools.captioner import scienceqa_folder
 from tablereason.tools.local_search import CorpusText, LeaveOut, LocalCorpus
 
 #: Splits read when present; otherwise every problem of the folder.
@@ -76,8 +77,6 @@ def leave_out(skill: str | None, lecture: str | None) -> LeaveOut:
 
 
 def _folder(data_dir: str | os.PathLike[str] | None) -> Path:
-    from tablereason.tools.captioner import scienceqa_folder
-
     folder = scienceqa_folder(data_dir)
     if not (folder / "problems.json").is_file():
         raise DatasetError(
@@ -119,7 +118,7 @@ def _build(
     stamps: tuple[tuple[int, int], tuple[int, int]],
     splits: tuple[str, ...] | None,
 ) -> LocalCorpus:
-    from tablereason.datasets.loader import read_json
+    from tablereason.datasets.loader import read_json  # lazy: the datasets load DuckDB
 
     root = Path(folder)
     problems = read_json(root / "problems.json", expected="{pid: problem}")
