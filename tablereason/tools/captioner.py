@@ -22,6 +22,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
+from tablereason.datasets import resolve_data_dir
 from tablereason.errors import DatasetError
 from tablereason.llm.base import Usage
 from tablereason.tools.base import BaseTool, ToolFailure
@@ -54,8 +55,6 @@ def scienceqa_folder(data_dir: str | os.PathLike[str] | None = None) -> Path:
 
     Defaults to ``$TABLEREASON_DATA_DIR``.
     """
-    from tablereason.datasets import resolve_data_dir  # lazy: the datasets load DuckDB
-
     root = resolve_data_dir(data_dir)
     return root / "scienceqa" if (root / "scienceqa").is_dir() else root
 

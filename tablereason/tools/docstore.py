@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
+from tablereason.datasets import load_dataset
 from tablereason.errors import DatasetError
 from tablereason.llm.base import Usage
 from tablereason.tools.base import BaseTool, ToolFailure
@@ -151,8 +152,6 @@ class DocStore:
             split: HotpotQA split.
             limit: Use only the first ``limit`` questions' paragraphs.
         """
-        from tablereason.datasets import load_dataset  # lazy: the datasets load DuckDB
-
         return cls.from_examples(load_dataset("hotpotqa", split, data_dir=data_dir, limit=limit))
 
     @classmethod

@@ -35,6 +35,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from tablereason.datasets.loader import read_json
 from tablereason.errors import DatasetError
 from tablereason.tools.captioner import scienceqa_folder
 from tablereason.tools.local_search import CorpusText, LeaveOut, LocalCorpus
@@ -118,8 +119,6 @@ def _build(
     stamps: tuple[tuple[int, int], tuple[int, int]],
     splits: tuple[str, ...] | None,
 ) -> LocalCorpus:
-    from tablereason.datasets.loader import read_json  # lazy: the datasets load DuckDB
-
     root = Path(folder)
     problems = read_json(root / "problems.json", expected="{pid: problem}")
     if not isinstance(problems, dict):
