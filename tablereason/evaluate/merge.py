@@ -31,6 +31,7 @@ from tablereason.evaluate.results import (
     SHARDS_DIR,
     ResultFileError,
     RunConfig,
+    open_results,
     read_results,
     shard_file_name,
 )
@@ -312,8 +313,6 @@ def merge_shards(
         ...              "merged.jsonl").records
         12
     """
-    from tablereason.evaluate.results import open_results
-
     target = Path(out)
     if any(target.resolve() == Path(p).resolve() for p in paths):
         raise ConfigurationError(f"the merged file {target} is one of the shard files; pick --out")
