@@ -1,13 +1,12 @@
 from __future__ import annotations
 
-from types import SimpleNamespace as NS
-
 import pytest
 from cot_helpers import fixture_table, load_fixture
 
 from tablereason.llm import ScriptedLLM
 from tablereason.methods import ChainOfTable
 from tablereason.methods.chain_of_table.planner import GRAPH, allowed_next, options_text
+from tablereason.methods.chain_of_table.state import ChainEntry
 
 END = "<END>"
 REFERENCE_GRAPH = {
@@ -23,20 +22,20 @@ RECORD = RECORDS[0]
 PARTY = RECORDS[1]  # "total" is numeric and not sorted
 
 
-def _session(*entries: tuple[str, bool]) -> NS:
-    return NS(chain=[NS(op=op, kept=kept) for op, kept in entries])
+def _chain(*entries: tuple[str, bool]) -> list[ChainEntry]:
+    return [ChainEntry(op=op, kept=kept, text=f"f_{op}()") for op, kept in entries]
 
 
 @pytest.mark.parametrize("last", list(REFERENCE_GRAPH))
 def test_every_graph_edge(last: str) -> None:
     assert list(GRAPH[last]) == REFERENCE_GRAPH[last]
     chain = [] if last == "<init>" else [(last, True)]
-    assert allowed_next(_session(*chain)) == REFERENCE_GRAPH[last]
+    assert allowed_next(_chain(*chain)) == REFERENCE_GRAPH[last]
 
 
 def test_skipped_operations_leave_every_later_choice_and_do_not_advance() -> None:
-    session = _session(("add_column", False), ("select_row", True), ("sort_column", False))
-    assert allowed_next(session) == ["select_column", "group_column", END]
+    chain = _chain(("add_column", False), ("select_row", True), ("sort_column", False))
+    assert allowed_next(chain) == ["select_column", "group_column", END]
 
 
 def test_options_text() -> None:

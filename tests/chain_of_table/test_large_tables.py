@@ -15,7 +15,7 @@ import pytest
 
 from tablereason.llm import Request, ScriptedLLM
 from tablereason.methods import ChainOfTable
-from tablereason.methods.chain_of_table import large as L
+from tablereason.methods.chain_of_table.large import GROUP_ROWS
 from tablereason.methods.chain_of_table.large_view import column_line, view_text
 from tablereason.operations.table_profile import lowercased
 from tablereason.table import Table
@@ -221,8 +221,8 @@ def test_group_block_says_how_many_groups_there_are(big: Table) -> None:
     table = weather(3000).apply("select_columns", names=["date", "weather"])
     ChainOfTable(llm, task="wikitq", group_threshold=1.0).run(table, "which date?")
     text = final_prompt(seen)
-    assert f"Group {L.GROUP_ROWS} |" in text and f"Group {L.GROUP_ROWS + 1} |" not in text
-    assert f"groups in all; the {L.GROUP_ROWS} largest are shown." in text
+    assert f"Group {GROUP_ROWS} |" in text and f"Group {GROUP_ROWS + 1} |" not in text
+    assert f"groups in all; the {GROUP_ROWS} largest are shown." in text
 
 
 def test_sort_puts_the_top_rows_first(big: Table) -> None:

@@ -8,7 +8,7 @@ from cot_helpers import fixture_table, load_fixture
 from tablereason.errors import LLMError
 from tablereason.llm import ScriptedLLM
 from tablereason.methods import ChainOfTable
-from tablereason.methods.chain_of_table.steps import add_column_rejection
+from tablereason.methods.chain_of_table.add_column import add_column_rejection
 from tablereason.table import Table
 
 RECORDS = load_fixture("tabfact")

@@ -1,10 +1,14 @@
 """Chain-of-Table (Wang et al., ICLR 2024): plan table operations, apply them, answer.
 
-``method`` holds :class:`ChainOfTable`; ``planner`` picks the next operation; ``steps``
-asks for one operation's arguments and applies it; ``parse`` reads the model's replies;
-``session`` carries one question's state; ``settings`` the two profiles; ``views`` and
-``large_view`` build the table text the prompts show; ``large`` the mode for tables past
-the view; ``demos`` the few-shot chains.
+One question, top to bottom: ``method`` (:class:`ChainOfTable`) opens a ``session``
+(the fixed inputs and the model calls) and a ``state`` (table, chain, groups); the
+``planner`` picks each next operation; ``steps`` maps it to its step in
+``add_column``, ``select`` or ``group_sort`` (``large`` for tables past the view),
+which returns what it changed; ``answer`` asks the final query. Around them:
+``parse`` and ``reference_parse`` read the replies, ``chain_arguments`` applies the
+arguments a generated chain gives, ``settings`` and ``rules`` hold the two profiles,
+``views`` and ``large_view`` build the table text the prompts show, ``demos`` says
+where the few-shot chains come from.
 
 Example:
     >>> from tablereason.methods.chain_of_table import PROFILES

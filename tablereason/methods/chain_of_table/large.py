@@ -4,18 +4,22 @@ The efficient profile switches to this mode when the input table has more than
 ``settings.large_table_rows`` rows (1,000 by default; every WikiTQ and TabFact table
 is smaller, so their runs are unchanged). In this mode:
 
-* every prompt shows :func:`view_block` instead of the first rows: the row count,
-  one line per column (type, distinct values, frequent values with counts, range and
-  sum of numbers), cell values spelled like question words, the first rows and the
-  rows that mention the question's words (ranked, capped) — all computed in DuckDB
-  (:mod:`tablereason.operations.table_profile`), so the prompt stays the same size
-  however many rows the table has and nothing proportional to it reaches Python;
-* ``select_row`` takes a SQL condition (``f_select_row(where weather = 'snow')``)
-  applied by the ``filter_rows`` operation over every row;
-* ``add_column`` takes an expression (``f_add_column(year = year(date))``) that
-  DuckDB evaluates for every row;
-* ``group_column`` counts in DuckDB and the final query sees the largest groups with
-  the number of groups; after ``sort_column`` the first rows shown are the top rows.
+* every prompt shows the view of
+  :class:`~tablereason.methods.chain_of_table.large_view.LargeView` instead of the
+  first rows: the row count, one line per column (type, distinct values, frequent
+  values with counts, range and sum of numbers), cell values spelled like question
+  words, the first rows and the rows that mention the question's words (ranked,
+  capped) — all computed in DuckDB (:mod:`tablereason.operations.table_profile`), so
+  the prompt stays the same size however many rows the table has and nothing
+  proportional to it reaches Python;
+* ``select_row`` (:func:`select_row`) takes a SQL condition
+  (``f_select_row(where weather = 'snow')``) applied by the ``filter_rows`` operation
+  over every row;
+* ``add_column`` (:func:`add_column`) takes an expression
+  (``f_add_column(year = year(date))``) that DuckDB evaluates for every row;
+* ``group_column`` counts in DuckDB (:func:`group_counts`) and the final query sees
+  the largest groups with the number of groups; after ``sort_column`` the first rows
+  shown are the top rows.
 
 Replies are parsed by :func:`condition_text` and :func:`column_expression`; the
 operations check them (SQL guard, known columns) and a refused one gets the usual
@@ -26,19 +30,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
 from tablereason.errors import ParseError, SQLError, TableError
-from tablereason.methods.chain_of_table import views as V
-from tablereason.methods.chain_of_table.large_view import group_block as group_block
-from tablereason.methods.chain_of_table.large_view import view_text
-from tablereason.operations import table_profile as TP
+from tablereason.methods.chain_of_table.chain_arguments import ChainArgument
+from tablereason.methods.chain_of_table.large_view import LargeView
+from tablereason.methods.chain_of_table.session import Session, timed_step
+from tablereason.methods.chain_of_table.state import Groups, StepResult, keep, skip
+from tablereason.operations import table_profile
 from tablereason.operations.row_expressions import parse_expression, referenced_columns
-from tablereason.prompts.render import render, template
+from tablereason.prompts.render import render
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tablereason.methods.chain_of_table.session import Session
     from tablereason.table.value import Table
     from tablereason.trace.record import TraceStep
 
@@ -50,16 +53,6 @@ LOWERCASE_IN_DUCKDB_ROWS = 1000
 
 _WHERE = re.compile(r"^\s*where\b", re.I)
 _ASSIGN = re.compile(r"(?<![<>!=])=(?!=)")
-
-
-@dataclass
-class LargeState:
-    """Per-run state of the large-table mode: views already computed, group size."""
-
-    source_rows: int
-    views: dict[int, tuple[Table, str]] = field(default_factory=dict)
-    profiles: TP.ProfileCache = field(default_factory=TP.ProfileCache)
-    group_total: int | None = None
 
 
 def is_large(table: Table, threshold: int | None) -> bool:
@@ -74,32 +67,12 @@ def is_large(table: Table, threshold: int | None) -> bool:
     return threshold is not None and table.num_rows > threshold
 
 
-# ----------------------------------------------------------------------------- the view
+def view(session: Session) -> LargeView:
+    """The session's large-table view cache.
 
-
-def view_block(session: Session, *, caption: str | None = None) -> str:
-    """The current table's view wrapped in ``/*`` ... ``*/``, cached per table."""
-    state = _state(session)
-    table = session.table
-    key = id(table)
-    cached = state.views.get(key)
-    if cached is None or cached[0] is not table:
-        text = view_text(
-            table,
-            session.question,
-            caption=None,
-            budget=session.settings.view_rows,
-            cache=state.profiles,
-        )
-        state.views[key] = (table, text)
-        cached = state.views[key]
-    text = cached[1]
-    if caption is not None:
-        text = f"table caption : {V.cell(caption)}\n{text}"
-    return "/*\n" + text + "\n*/\n"
-
-
-def _state(session: Session) -> LargeState:
+    Raises:
+        TableError: Outside the large-table mode.
+    """
     if session.large is None:
         raise TableError("the large-table view was asked for outside the large-table mode")
     return session.large
@@ -182,14 +155,10 @@ def _refused(err: Exception, text: str, expected: str) -> ParseError:
 # ----------------------------------------------------------------------------- operations
 
 
-def run_select_row(session: Session) -> None:
+def select_row(session: Session, table: Table, given: ChainArgument | None) -> StepResult:
     """Keep the rows where the model's condition holds (all rows for ``*``)."""
-    from tablereason.methods.chain_of_table.session import timed_step
-    from tablereason.methods.chain_of_table.steps import _keep, _skip
-
     name = session.prompt_name("large_select_row")
     step = timed_step(session.trace, "operation", "select_row", name)
-    table = session.table
     expected = "where <SQL condition over the columns>)"
 
     def apply(text: str) -> tuple[str, Table | None]:
@@ -206,41 +175,35 @@ def run_select_row(session: Session) -> None:
         except (SQLError, TableError) as err:
             raise _refused(err, text, expected) from None
 
-    result = _planned(session, step, "select_row", apply)
+    result = _from_chain(session, step, given, apply)
     if result is None:
         prompt = render(
-            name, table=view_block(session), label=session.label, question=session.question
+            name, table=_block(session, table), label=session.label, question=session.question
         )
         result = session.ask_parsed(step, prompt, apply, max_tokens=48, stop=("\n",))
     if result is None:
-        _skip(session, step, "select_row", step.error or "no usable condition")
-        return
+        return skip(step, "select_row", step.error or "no usable condition", table)
     condition, filtered = result
     if filtered is None:
-        _keep(session, step, "select_row", "f_select_row(*)", rows=["*"])
-        return
-    session.table = filtered
+        return keep(step, "select_row", "f_select_row(*)", table, rows=["*"])
     if not filtered.num_rows:
         step.note = (step.note + "; " if step.note else "") + "the condition matched no row"
-    _keep(
-        session,
+    return keep(
         step,
         "select_row",
         f"f_select_row(where {condition})",
+        table,
+        after=filtered,
         condition=condition,
         rows_before=table.num_rows,
         rows_after=filtered.num_rows,
     )
 
 
-def run_add_column(session: Session) -> None:
+def add_column(session: Session, table: Table, given: ChainArgument | None) -> StepResult:
     """Add a column computed by the model's expression, when the acceptance rules pass."""
-    from tablereason.methods.chain_of_table.session import timed_step
-    from tablereason.methods.chain_of_table.steps import _keep, _skip
-
     name = session.prompt_name("large_add_column")
     step = timed_step(session.trace, "operation", "add_column", name)
-    table = session.table
     expected = "<name> = <SQL expression over the columns>)"
 
     def apply(text: str) -> tuple[str, str, Table]:
@@ -257,30 +220,31 @@ def run_add_column(session: Session) -> None:
             raise _refused(err, text, expected) from None
         return column, expression, added
 
-    result = _planned(session, step, "add_column", apply)
+    result = _from_chain(session, step, given, apply)
     if result is None:
         prompt = render(
-            name, table=view_block(session), label=session.label, question=session.question
+            name, table=_block(session, table), label=session.label, question=session.question
         )
         result = session.ask_parsed(step, prompt, apply, max_tokens=48, stop=("\n",))
     if result is None:
-        _skip(session, step, "add_column", step.error or "no usable expression")
-        return
+        return skip(step, "add_column", step.error or "no usable expression", table)
     column, expression, added = result
     step.arguments.update(name=column, expression=expression)
     reason = _column_rejection(added, column)
     if reason is not None:
-        _skip(session, step, "add_column", reason)
-        return
-    session.table = added
-    _keep(session, step, "add_column", f"f_add_column({column} = {expression})")
+        return skip(step, "add_column", reason, table)
+    return keep(step, "add_column", f"f_add_column({column} = {expression})", table, after=added)
+
+
+def _block(session: Session, table: Table) -> str:
+    return view(session).block(table, session.question, budget=session.settings.view_rows)
 
 
 def _column_rejection(table: Table, column: str) -> str | None:
     """The efficient add-column rules that make sense for a computed column."""
     if column.startswith("number of"):
         return "the name starts with 'number of'"
-    groups, distinct, _ = TP.group_summary(table, column, limit=1)
+    groups, distinct, _ = table_profile.group_summary(table, column, limit=1)
     if groups and distinct == 1 and not groups[0][0].strip():
         return "every new value is empty"
     if distinct == 1 and table.num_rows > 1:
@@ -288,58 +252,40 @@ def _column_rejection(table: Table, column: str) -> str | None:
     return None
 
 
-def _planned(session: Session, step: TraceStep, op: str, apply: Callable[[str], T]) -> T | None:
-    """The generated chain's argument for ``op`` applied, when it is usable; else ``None``."""
-    if not session.settings.plan_arguments:
-        return None
-    text = session.planned.pop(op, None)
-    if text is None:
+def _from_chain(
+    session: Session, step: TraceStep, given: ChainArgument | None, apply: Callable[[str], T]
+) -> T | None:
+    """The generated chain's argument applied, when it is usable; else ``None``.
+
+    Unlike the small-table steps' arguments, a refused one says why in the step's note.
+    """
+    if not session.settings.plan_arguments or given is None:
         return None
     try:
-        result = apply(text)
+        result = apply(given.text)
     except ParseError as err:
-        step.arguments["plan_arguments"] = text
-        step.note = f"the generated chain's argument ({text}) was refused: {err}"
+        step.arguments["plan_arguments"] = given.text
+        step.note = f"the generated chain's argument ({given.text}) was refused: {err}"
         return None
     step.prompt_name = None
     step.arguments["from_chain"] = True
-    step.note = f"arguments from the generated chain ({text}); no model call"
+    step.note = f"arguments from the generated chain ({given.text}); no model call"
     return result
 
 
-def group_summary(session: Session, column: str) -> tuple[list[tuple[str, int]], float | None]:
-    """The largest groups of ``column`` and its group ratio, counted by DuckDB."""
-    groups, total, ratio = TP.group_summary(session.table, column, limit=GROUP_ROWS)
-    _state(session).group_total = total
-    return groups, ratio
+def group_counts(table: Table, column: str) -> tuple[Groups, float | None]:
+    """The largest groups of ``column`` (with the number of groups) and its group ratio.
 
-
-def planning_prompt(session: Session, allowed: list[str]) -> tuple[str, str]:
-    """The large-table planning prompt and its template name.
-
-    Like the paper planner's, it never ends in a space: before the first operation
-    ``Function Chain: `` would leave a lone space token, after which a small model
-    writes digits instead of `` f_...``.
+    Counted by DuckDB; only the :data:`GROUP_ROWS` largest groups reach Python.
     """
-    from tablereason.methods.chain_of_table.planner import chain_text, options_text
-
-    name = session.prompt_name("large_plan")
-    prompt = render(
-        name,
-        chains=template(session.prompt_name("large_plan_chains")),
-        table=view_block(session),
-        label=session.label,
-        question=session.question,
-        options=options_text(allowed),
-        chain=chain_text(session),
-    )
-    return prompt.removesuffix(" "), name
+    counts, total, ratio = table_profile.group_summary(table, column, limit=GROUP_ROWS)
+    return Groups(column, counts, total), ratio
 
 
-def mode_note(session: Session) -> str:
-    """What the input step says about the mode."""
+def mode_note(table: Table, threshold: int | None) -> str:
+    """What the input step says about the mode (``table`` is the input table)."""
     return (
-        f"large-table mode: {session.table.num_rows} rows (more than "
-        f"{session.settings.large_table_rows}); prompts show a summary computed in DuckDB, "
+        f"large-table mode: {table.num_rows} rows (more than "
+        f"{threshold}); prompts show a summary computed in DuckDB, "
         "select_row takes a condition and add_column an expression, both run over every row"
     )

@@ -3,8 +3,9 @@
 :func:`view_text` writes the row count, the header, one line per column
 (:func:`column_line`), close spellings of question words, the first rows and the rows
 that mention the question (:func:`question_terms`), then the next rows up to the
-budget; :func:`group_block` is the group table with the number of groups. The
-numbers come from
+budget; :func:`group_block` is the group table with the number of groups;
+:class:`LargeView` keeps one run's views and column profiles, so a table that did not
+change is summarised once. The numbers come from
 :mod:`tablereason.operations.table_profile`, which runs in DuckDB; only the lines
 shown reach Python.
 """
@@ -14,10 +15,11 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from tablereason.methods.chain_of_table import views as V
-from tablereason.operations import table_profile as TP
+from tablereason.methods.chain_of_table import views
+from tablereason.operations import table_profile
 from tablereason.operations.cell_retrieval import retrieve
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -43,7 +45,7 @@ def question_terms(question: str) -> list[str]:
         ['days', 'snow', 'seattle', 'days snow', 'snow seattle']
     """
     words = [w.lower() for w in _WORD.findall(question)]
-    kept = [w for w in words if w not in V.STOPWORDS]
+    kept = [w for w in words if w not in views.STOPWORDS]
     pairs = [f"{a} {b}" for a, b in itertools.pairwise(kept)]
     return list(dict.fromkeys(kept + pairs))
 
@@ -67,21 +69,22 @@ def _round(count: int) -> int:
 
 
 def _short(text: str, limit: int = VALUE_CHARS) -> str:
-    text = V.cell(text)
+    text = views.cell(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def column_line(column: TP.ColumnProfile, shown: int = SHOWN_VALUES) -> str:
+def column_line(column: table_profile.ColumnProfile, shown: int = SHOWN_VALUES) -> str:
     """One line of the schema: name, type, distinct values, range or frequent values.
 
     Every value is listed when there are at most ``TOP_VALUES`` of them, else the
     ``shown`` most frequent; long values are cut.
 
     Example:
-        >>> print(column_line(TP.ColumnProfile("kind", "text", 9, 2, [("snow", 6), ("rain", 3)])))
+        >>> kind = table_profile.ColumnProfile("kind", "text", 9, 2, [("snow", 6), ("rain", 3)])
+        >>> print(column_line(kind))
         column kind : text ; 2 distinct ; snow (6) , rain (3)
     """
-    parts = [f"column {V.cell(column.name)} : {column.type}"]
+    parts = [f"column {views.cell(column.name)} : {column.type}"]
     if column.type == "empty":
         return parts[0]
     about = "about " if column.approximate else ""
@@ -105,7 +108,7 @@ def view_text(
     caption: str | None,
     budget: int,
     head: int = HEAD_ROWS,
-    cache: TP.ProfileCache | None = None,
+    cache: table_profile.ProfileCache | None = None,
 ) -> str:
     """The bounded view of a large table (without the ``/*`` ``*/`` wrapper).
 
@@ -118,10 +121,10 @@ def view_text(
         head: First rows always shown.
         cache: Column profiles of earlier views of the same run.
     """
-    summary = TP.profile(table, examples=TOP_VALUES, cache=cache)
-    lines = [] if caption is None else [f"table caption : {V.cell(caption)}"]
+    summary = table_profile.profile(table, examples=TOP_VALUES, cache=cache)
+    lines = [] if caption is None else [f"table caption : {views.cell(caption)}"]
     lines.append(f"rows : {table.num_rows}")
-    lines.append("col : " + " | ".join(V.cell(h) for h in table.columns))
+    lines.append("col : " + " | ".join(views.cell(h) for h in table.columns))
     lines += [column_line(c) for c in summary.columns]
     room = max(budget - len(summary.columns), head)
     if table.num_rows <= room:
@@ -131,7 +134,7 @@ def view_text(
         found = retrieve(table, terms, limit=room - head, spell=_spellable, summary=summary)
         for term, column, value, count in found.close:
             lines.append(
-                f"close match : {term} ~ {V.cell(column)} = {V.cell(value)} ({count} rows)"
+                f"close match : {term} ~ {views.cell(column)} = {views.cell(value)} ({count} rows)"
             )
         chosen = set(range(min(head, table.num_rows))) | set(found.positions)
         following = (i for i in range(table.num_rows) if i not in chosen)
@@ -141,7 +144,7 @@ def view_text(
     if positions:
         rows = table.select_rows(positions).rows()
         for position, row in zip(positions, rows, strict=True):
-            lines.append(f"row {position + 1} : " + " | ".join(V.cell(c) for c in row))
+            lines.append(f"row {position + 1} : " + " | ".join(views.cell(c) for c in row))
     return "\n".join(lines)
 
 
@@ -160,8 +163,40 @@ def group_block(column: str, groups: Sequence[tuple[str, int]], total: int | Non
         3 groups in all; the 1 largest are shown.
         */
     """
-    block = V.group_block(column, groups)
+    block = views.group_block(column, groups)
     if total is None or total <= len(groups):
         return block
     note = f"{total} groups in all; the {len(groups)} largest are shown.\n"
     return block[: -len("*/\n")] + note + "*/\n"
+
+
+@dataclass
+class LargeView:
+    """One large-table run's view cache: the view text of each table shown, column profiles.
+
+    Attributes:
+        views: The view text by table (keyed by ``id``; the table is kept to check it).
+        profiles: Column profiles of earlier views, reused for columns that did not change.
+    """
+
+    views: dict[int, tuple[Table, str]] = field(default_factory=dict)
+    profiles: table_profile.ProfileCache = field(default_factory=table_profile.ProfileCache)
+
+    def block(self, table: Table, question: str, *, budget: int, caption: str | None = None) -> str:
+        """The view of ``table`` wrapped in ``/*`` ... ``*/``, computed once per table.
+
+        Args:
+            table: The table to show.
+            question: The question or statement; its words choose the rows shown.
+            budget: Most lines for the schema and rows together (``view_rows``).
+            caption: Caption line to print first, or ``None``.
+        """
+        key = id(table)
+        cached = self.views.get(key)
+        if cached is None or cached[0] is not table:
+            text = view_text(table, question, caption=None, budget=budget, cache=self.profiles)
+            cached = self.views[key] = (table, text)
+        text = cached[1]
+        if caption is not None:
+            text = f"table caption : {views.cell(caption)}\n{text}"
+        return "/*\n" + text + "\n*/\n"

@@ -17,35 +17,35 @@ Example:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tablereason.errors import ConfigurationError, ParseError, TableReasonError
+from tablereason.datasets.example import Example
+from tablereason.errors import ConfigurationError, TableReasonError
 from tablereason.llm.base import LLM
-from tablereason.methods.chain_of_table import large as L
-from tablereason.methods.chain_of_table import parse as P
-from tablereason.methods.chain_of_table import views as V
-from tablereason.methods.chain_of_table.planner import END, next_operation
-from tablereason.methods.chain_of_table.session import (
-    Session,
-    Task,
-    finish,
-    mask_digits,
-    timed_step,
-)
+from tablereason.methods.base import TableMethod
+from tablereason.methods.chain_of_table.answer import Answer, final_answer
+from tablereason.methods.chain_of_table.group_sort import GroupCrash
+from tablereason.methods.chain_of_table.large import LOWERCASE_IN_DUCKDB_ROWS, is_large, mode_note
+from tablereason.methods.chain_of_table.large_view import LargeView
+from tablereason.methods.chain_of_table.parse import END
+from tablereason.methods.chain_of_table.planner import Planner
+from tablereason.methods.chain_of_table.session import Session, Task, mask_digits
 from tablereason.methods.chain_of_table.settings import PROFILES, ChainOfTableSettings
-from tablereason.methods.chain_of_table.steps import OPERATIONS, GroupCrash
+from tablereason.methods.chain_of_table.state import ChainState
+from tablereason.methods.chain_of_table.steps import STEPS
 from tablereason.operations.table_profile import lowercased
-from tablereason.prompts.render import render, template_hash, template_names
+from tablereason.prompts.render import template_hash, template_names
+from tablereason.table.value import Table
 from tablereason.trace.record import Prediction, Trace, TraceStep
-
-if TYPE_CHECKING:  # pragma: no cover
-    from tablereason.table.value import Table
 
 MAX_STEPS = 12  # the graph allows at most 5 operations and 6 planning steps
 
 
-class ChainOfTable:
+class ChainOfTable(TableMethod):
     """The Chain-of-Table method for TabFact (yes/no) and WikiTQ (short answers).
+
+    A :class:`~tablereason.methods.base.TableMethod`: ``run(table, question)`` or
+    ``run(example)``, which passes a TabFact example's cleaned statement on.
 
     Args:
         llm: Any backend of the :class:`~tablereason.llm.LLM` protocol.
@@ -85,8 +85,27 @@ class ChainOfTable:
             "prompts": {n: template_hash(n) for n in template_names("chain_of_table")},
         }
 
-    def run(
-        self, table: Table, question: str, *, cleaned_question: str | None = None
+    def example_options(self, example: Example) -> dict[str, Any]:
+        """A TabFact example's cleaned statement (``metadata["cleaned_statement"]``), if any.
+
+        Example:
+            >>> from tablereason.llm import ScriptedLLM
+            >>> from tablereason.table import Table
+            >>> example = Example.from_table(Table.from_records(["a"], [["1"]]), "a is 1",
+            ...     dataset="tabfact", metadata={"cleaned_statement": "a is one"})
+            >>> ChainOfTable(ScriptedLLM(replies=[])).example_options(example)
+            {'cleaned_question': 'a is one'}
+        """
+        cleaned = example.metadata.get("cleaned_statement")
+        return {"cleaned_question": cleaned} if cleaned else {}
+
+    def answer(
+        self,
+        table: Table,
+        question: str,
+        *,
+        cleaned_question: str | None = None,
+        **options: Any,
     ) -> Prediction:
         """Answer ``question`` (a WikiTQ question or a TabFact statement) over ``table``.
 
@@ -95,16 +114,46 @@ class ChainOfTable:
             question: The question or statement.
             cleaned_question: Dater's cleaned statement, used only by the paper profile's
                 add-column step (as the reference does); defaults to ``question``.
+            **options: None other is known; any raises :class:`ConfigurationError`.
 
         Returns:
             A :class:`~tablereason.trace.Prediction`: ``"yes"``/``"no"`` for TabFact, a list
             of strings for WikiTQ, and the full trace. Bad model replies never raise; an
             LLM failure ends the run with ``Prediction.error`` set.
+
+        Raises:
+            ConfigurationError: For an unknown option.
         """
+        if options:
+            raise ConfigurationError(
+                f"{self.name} takes no options {sorted(options)}; it knows cleaned_question"
+            )
+        session, state = self._start(table, question, cleaned_question)
+        planner = Planner(session)
+        try:
+            for _ in range(MAX_STEPS):
+                op = planner.next_operation(state)
+                if op == END:
+                    break
+                state = state.after(STEPS.get(op)(session, state.table, planner.argument(op)))
+            answer = final_answer(session, state)
+        except GroupCrash as err:
+            return Prediction(
+                answer=self._empty(), trace=session.trace, error=f"example lost: {err}"
+            )
+        except TableReasonError as err:
+            session.trace.add(TraceStep(kind="error", name=type(err).__name__, error=str(err)))
+            return Prediction(answer=self._empty(), trace=session.trace, error=str(err))
+        return Prediction(answer=answer, trace=session.trace)
+
+    def _start(
+        self, table: Table, question: str, cleaned_question: str | None
+    ) -> tuple[Session, ChainState]:
+        """The question's session and first state; the input step opens the trace."""
         settings = self.settings
         if settings.lowercase_wikitq and self.task == "wikitq":
-            large = table.num_rows > L.LOWERCASE_IN_DUCKDB_ROWS  # DuckDB lowers large ones
-            table = lowercased(table) if large else _lowercased(table)
+            in_duckdb = table.num_rows > LOWERCASE_IN_DUCKDB_ROWS  # DuckDB lowers large ones
+            table = lowercased(table) if in_duckdb else _lowercased(table)
             question = question.lower()
             cleaned_question = cleaned_question.lower() if cleaned_question else None
         add_question = cleaned_question or question
@@ -112,89 +161,31 @@ class ChainOfTable:
             add_question = mask_digits(add_question)
         trace = Trace(method=f"{self.name}/{settings.profile}", question=question)
         source = trace.add(TraceStep(kind="input", name="table", table=table))
+        large = is_large(table, settings.large_table_rows)
         session = Session(
             llm=self.llm,
             settings=settings,
             task=self.task,
             question=question,
             add_column_question=add_question,
-            table=table,
             trace=trace,
+            large=LargeView() if large else None,
         )
-        if L.is_large(table, settings.large_table_rows):
-            session.large = L.LargeState(source_rows=table.num_rows)
-            source.note = L.mode_note(session)
-        elif session.paper and table.num_rows > settings.view_rows:
+        if large:
+            source.note = mode_note(table, settings.large_table_rows)
+        elif session.rules.note_first_rows and table.num_rows > settings.view_rows:
             source.note = (
                 f"paper profile: prompts show the first {settings.view_rows} of "
                 f"{table.num_rows} rows, as the reference does"
             )
-        try:
-            for _ in range(MAX_STEPS):
-                op = next_operation(session)
-                if op == END:
-                    break
-                OPERATIONS.get(op)(session)
-            answer = self._final_query(session)
-        except GroupCrash as err:
-            return Prediction(answer=self._empty(), trace=trace, error=f"example lost: {err}")
-        except TableReasonError as err:
-            trace.add(TraceStep(kind="error", name=type(err).__name__, error=str(err)))
-            return Prediction(answer=self._empty(), trace=trace, error=str(err))
-        return Prediction(answer=answer, trace=trace)
+        return session, ChainState(table=table)
 
-    def _empty(self) -> str | list[str]:
+    def _empty(self) -> Answer:
         return "" if self.task == "tabfact" else []
-
-    def _final_query(self, session: Session) -> str | list[str]:
-        """Ask for the answer from the final table (and the group table, if any)."""
-        name = session.prompt_name(f"final_{self.task}")
-        step = timed_step(session.trace, "answer", "final_query", name)
-        table = session.table
-        numbers: list[int] | None = None
-        if session.large is not None:
-            block = L.view_block(session, caption=table.caption)
-            total = session.large.group_total
-            group = L.group_block(*session.groups, total) if session.groups else ""
-        else:
-            if session.paper:
-                rows = table.rows(self.settings.view_rows)
-            else:
-                numbers, rows = session.view()
-            block = V.pipe_block(table.caption, table.columns, rows, numbers)
-            group = V.group_block(*session.groups) if session.groups else ""
-        prompt = render(name, table=block, group=group, question=session.question)
-        step.table = table
-        answer: str | list[str]
-        if session.paper:
-            text = session.ask(step, prompt, max_tokens=200)[0]
-            if self.task == "tabfact":
-                answer = P.parse_verdict_paper(text)
-            else:
-                try:
-                    answer = P.parse_short_answer(text)
-                except ParseError as err:
-                    step.error, answer = str(err), []
-        elif self.task == "tabfact":
-            verdict = session.ask_parsed(step, prompt, P.parse_verdict, max_tokens=8, stop=("\n",))
-            answer = verdict if verdict is not None else P.parse_verdict_paper(step.raw[-1])
-        else:
-            items = session.ask_parsed(
-                step, prompt, P.parse_short_answer, max_tokens=48, stop=("\n",)
-            )
-            answer = items if items is not None else []
-        step.arguments["answer"] = answer
-        step.arguments["chain"] = [entry.text for entry in session.chain]
-        if session.groups:
-            step.arguments["group"] = [session.groups[0], [list(g) for g in session.groups[1]]]
-        finish(step)
-        return answer
 
 
 def _lowercased(table: Table) -> Table:
     """A lower-cased copy of ``table`` (header, cells and caption)."""
-    from tablereason.table.value import Table
-
     header = [h.lower() for h in table.columns]
     rows = [[c.lower() for c in row] for row in table.rows()]
     caption = table.caption.lower() if table.caption else table.caption

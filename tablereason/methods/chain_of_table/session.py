@@ -1,20 +1,28 @@
-"""One Chain-of-Table run's state and its model calls, each recorded in the trace."""
+"""One Chain-of-Table question's fixed inputs and its model calls, each recorded in the trace.
+
+A :class:`Session` does not change while the question runs: the evolving table, the
+chain and the group facts are a :class:`~tablereason.methods.chain_of_table.state.ChainState`
+that the run loop replaces after every step, and what the planner remembers lives
+in the :class:`~tablereason.methods.chain_of_table.planner.Planner`.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeVar
 
 from tablereason.errors import ParseError
 from tablereason.llm.base import LLM, Message, Request
+from tablereason.methods.chain_of_table.large_view import LargeView
+from tablereason.methods.chain_of_table.rules import ProfileRules, rules_for
 from tablereason.methods.chain_of_table.settings import ChainOfTableSettings
+from tablereason.methods.chain_of_table.views import pipe_block, view_rows
 from tablereason.prompts.render import template
 from tablereason.trace.record import Trace, TraceStep
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tablereason.methods.chain_of_table.large import LargeState
     from tablereason.table.value import Table
 
 T = TypeVar("T")
@@ -22,66 +30,65 @@ Task = Literal["tabfact", "wikitq"]
 PROMPTS = "chain_of_table"
 
 
-@dataclass
-class ChainEntry:
-    """One record of the operation chain, as the reference logs it.
-
-    ``text`` is the ``act_chain`` string (``f_select_row(row 1, row 2)``, ``skip f_sort_column()``).
-    """
-
-    op: str
-    kept: bool
-    text: str
-
-
-@dataclass
+@dataclass(frozen=True)
 class Session:
-    """Everything one ``run`` needs: model, settings, question, evolving table, trace."""
+    """What stays fixed for one question: model, settings, question, trace, view cache.
+
+    Attributes:
+        llm: The model asked.
+        settings: The run's settings.
+        task: ``"tabfact"`` or ``"wikitq"``.
+        question: The question or statement (lower-cased when the settings say so).
+        add_column_question: The question the reference's add-column prompt shows
+            (Dater's cleaned statement, digits masked in the paper profile).
+        trace: The question's trace; every step adds to it.
+        large: The large-table mode's view cache, or ``None`` outside that mode.
+    """
 
     llm: LLM
     settings: ChainOfTableSettings
     task: Task
     question: str
     add_column_question: str
-    table: Table
     trace: Trace
-    chain: list[ChainEntry] = field(default_factory=list)
-    groups: tuple[str, list[tuple[str, int]]] | None = None
-    proposals: list[str] = field(default_factory=list)
-    planned: dict[str, str] = field(default_factory=dict)
-    planned_rows: int | None = None
-    plan_calls: int = 0
-    large: LargeState | None = None
+    large: LargeView | None = None
 
     @property
-    def paper(self) -> bool:
-        """Whether the reference ("paper") rules apply."""
-        return self.settings.profile == "paper"
+    def rules(self) -> ProfileRules:
+        """The profile's rules (:mod:`~tablereason.methods.chain_of_table.rules`)."""
+        return rules_for(self.settings.profile)
 
     @property
     def label(self) -> str:
         """How the prompts call the input: ``Statement`` (TabFact) or ``Question`` (WikiTQ)."""
         return "Statement" if self.task == "tabfact" else "Question"
 
-    def header(self) -> list[str]:
-        """Column names of the current table."""
-        return self.table.columns
-
-    def view(self, *, max_rows: int | None = None) -> tuple[list[int], list[list[str]]]:
-        """Row labels (1-based) and rows of the current table as prompts should show them."""
-        limit = max_rows if max_rows is not None else self.settings.view_rows
-        if self.settings.sample_view and max_rows is None:
-            from tablereason.methods.chain_of_table.views import view_rows
-
-            rows = self.table.rows()
-            keep = view_rows(rows, self.question, limit)
-            return [i + 1 for i in keep], [rows[i] for i in keep]
-        first = self.table.rows(limit)  # only the rows shown are read
-        return list(range(1, len(first) + 1)), first
-
     def prompt_name(self, name: str) -> str:
         """Full template name for a Chain-of-Table prompt."""
         return f"{PROMPTS}/{name}"
+
+    def step_prompt(self, op: str) -> str:
+        """Full template name of an operation's prompt in the profile's family."""
+        return self.prompt_name(self.rules.prompt_prefix + op)
+
+    def view(
+        self, table: Table, *, max_rows: int | None = None
+    ) -> tuple[list[int], list[list[str]]]:
+        """Row labels (1-based) and rows of ``table`` as prompts should show them."""
+        limit = max_rows if max_rows is not None else self.settings.view_rows
+        if self.settings.sample_view and max_rows is None:
+            rows = table.rows()
+            keep = view_rows(rows, self.question, limit)
+            return [i + 1 for i in keep], [rows[i] for i in keep]
+        first = table.rows(limit)  # only the rows shown are read
+        return list(range(1, len(first) + 1)), first
+
+    def shown_block(self, table: Table) -> str:
+        """``table`` as the efficient prompts show it: the view rows, or the large-table summary."""
+        if self.large is not None:
+            return self.large.block(table, self.question, budget=self.settings.view_rows)
+        numbers, rows = self.view(table)
+        return pipe_block(None, table.columns, rows, numbers)
 
     def ask(
         self,

@@ -2,7 +2,9 @@
 
 ``paper`` reproduces the published code's behaviour (REFERENCE.md section 1);
 ``efficient`` is the same method with the reference's bugs fixed and its costs cut.
-docs/chain_of_table.md lists every difference.
+The differences that are whole rules rather than knobs are in
+:mod:`~tablereason.methods.chain_of_table.rules`; docs/chain_of_table.md lists every
+difference.
 """
 
 from __future__ import annotations
@@ -56,9 +58,9 @@ class ChainOfTableSettings(BaseModel):
         seed: Seed sent with sampled requests, so runs replay exactly.
         large_table_rows: Input tables with more rows than this run in the
             large-table mode (a bounded view computed in DuckDB, conditions and
-            expressions over every row; see ``chain_of_table_large``); ``None`` never
-            switches (the paper profile: the first ``view_rows`` rows, as the
-            reference shows).
+            expressions over every row; see
+            :mod:`~tablereason.methods.chain_of_table.large`); ``None`` never switches
+            (the paper profile: the first ``view_rows`` rows, as the reference shows).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -1,0 +1,77 @@
+"""Arguments a generated chain already gives (``f_select_row(row 1, row 3)``), used without a call.
+
+With ``plan_arguments`` (efficient profile) the planner keeps the argument text of
+each operation its last chain named, as a :class:`ChainArgument`, and the run loop
+hands an operation its own. :func:`from_chain` applies it when it parses and names
+something of the table; :func:`take_fallback` decides what an unusable one leads to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from tablereason.errors import ParseError
+from tablereason.methods.chain_of_table.session import Session
+from tablereason.trace.record import TraceStep
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ChainArgument:
+    """The argument text a generated chain gave an operation.
+
+    Attributes:
+        text: What stood between the call's parentheses (``row 1, row 3``).
+        rows: Rows of the table when the chain was generated (row numbers refer to it).
+    """
+
+    text: str
+    rows: int
+
+
+def from_chain(
+    step: TraceStep, given: ChainArgument | None, parse: Callable[[str], T | None]
+) -> T | None:
+    """The operation's arguments as the generated chain gave them, when usable.
+
+    ``parse`` returns ``None`` (or raises :class:`ParseError`) when the text names
+    nothing usable; the text is then kept in the step's arguments as
+    ``plan_arguments`` and the operation asks the model as usual. A usable argument
+    costs no model call.
+    """
+    if given is None:
+        return None
+    try:
+        value = parse(given.text)
+    except ParseError:
+        value = None
+    if value is None:
+        step.arguments["plan_arguments"] = given.text
+        return None
+    step.prompt_name = None
+    step.arguments["from_chain"] = True
+    step.note = f"arguments from the generated chain ({given.text}); no model call"
+    return value
+
+
+def rejected_text(step: TraceStep) -> str | None:
+    """The chain's argument text that :func:`from_chain` found unusable, if any."""
+    text = step.arguments.get("plan_arguments")
+    return None if text is None else str(text)
+
+
+def take_fallback(session: Session, step: TraceStep) -> bool:
+    """Whether the step takes the reference's fallback instead of asking the model.
+
+    True when the chain gave this step an unusable argument and
+    ``ask_when_plan_unusable`` is off. The caller then applies the fallback for an
+    unusable reply (all rows, all columns, skip) without a model call, so the step's
+    prompt name is cleared here.
+    """
+    if rejected_text(step) is None or session.settings.ask_when_plan_unusable:
+        return False
+    step.prompt_name = None
+    return True
