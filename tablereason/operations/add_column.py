@@ -10,6 +10,8 @@ see :mod:`tablereason.operations.row_expressions`), and its result becomes text
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import duckdb
 from pydantic import Field, model_validator
 from sqlglot import exp
@@ -17,9 +19,12 @@ from sqlglot import exp
 from tablereason.errors import SQLError, TableError
 from tablereason.operations.catalog import OperationArgs, operation
 from tablereason.operations.row_expressions import compile_expression
+from tablereason.table.lineage import Step
 from tablereason.table.relation import Column
 from tablereason.table.storage import RID, ident
-from tablereason.table.value import Step, Table
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.table.value import Table
 
 TIMEOUT_S = 30.0
 _FRACTIONAL = ("DOUBLE", "FLOAT", "REAL")
@@ -54,6 +59,7 @@ def add_column(table: Table, args: AddColumnArgs) -> Table:
             :func:`~tablereason.operations.filter_rows.filter_rows`).
 
     Example:
+        >>> from tablereason.table import Table
         >>> t = Table.from_records(["a"], [["1"], ["2"]])
         >>> t.add_column("b", ["x", "y"]).rows()
         [['1', 'x'], ['2', 'y']]
@@ -73,12 +79,13 @@ def add_column(table: Table, args: AddColumnArgs) -> Table:
             f"add_column {args.name!r} got {len(args.values)} values for {table.num_rows} rows; "
             "give exactly one value per row"
         )
-    source = table._store.add_base([args.values], table.num_rows, rids=table._rids())
+    kernel = table.kernel
+    source = kernel.store.add_base([args.values], table.num_rows, rids=kernel.row_ids())
     column = Column(args.name, args.name, source, "c0")
-    cells = table._held_cells()
-    return table._derive(
+    cells = kernel.held_cells()
+    return kernel.derive(
         Step(operation="add_column", args=args),
-        columns=[*table._columns, column],
+        columns=[*kernel.refs, column],
         records=None
         if cells is None
         else [[*row, value] for row, value in zip(cells, args.values, strict=True)],
@@ -88,14 +95,15 @@ def add_column(table: Table, args: AddColumnArgs) -> Table:
 def _computed(table: Table, args: AddColumnArgs) -> Table:
     """The column computed by DuckDB, stored next to the table's rows (keyed by row id)."""
     assert args.expression is not None
-    store = table._store
-    with table._scan() as scan:
+    kernel = table.kernel
+    store = kernel.store
+    with kernel.scan() as scan:
         value, types = compile_expression(table, args.expression, scan)
         if not table.num_rows:  # checked, but nothing to compute
-            source = store.add_base([[]], 0, rids=table._rids())
+            source = store.add_base([[]], 0, rids=kernel.row_ids())
             column = Column(args.name, args.name, source, "c0")
             step = Step(operation="add_column", args=args, detail={"types": types})
-            return table._derive(step, columns=[*table._columns, column], records=[])
+            return kernel.derive(step, columns=[*kernel.refs, column], records=[])
         try:
             with store.time_limit(TIMEOUT_S):
                 kind = store.fetch(scan.select(exp.func("typeof", value.copy())).limit(1))
@@ -121,7 +129,7 @@ def _computed(table: Table, args: AddColumnArgs) -> Table:
             ) from None
     column = Column(args.name, args.name, source, "c0")
     step = Step(operation="add_column", args=args, detail={"types": types})
-    return table._derive(step, columns=[*table._columns, column])
+    return kernel.derive(step, columns=[*kernel.refs, column])
 
 
 def _number_text(value: exp.Expr) -> exp.Expr:

@@ -81,7 +81,7 @@ def retrieve(
     names = [table.column(c).name for c in columns] if columns else table.columns
     if not wanted or not names or not table.num_rows:
         return Retrieval([])
-    with table._scan() as scan:
+    with table.kernel.scan() as scan:
         # One lowered text per row: the cells between separators, so that a term
         # between two separators is a whole cell and a match never spans two cells.
         sep = exp.Literal.string(_JOIN)
@@ -103,7 +103,7 @@ def retrieve(
         counts = exp.select(
             *(filtered(exp.Count(this=exp.Literal.number(1)), has(t)) for t in wanted)
         ).from_(source.copy())
-        found = [int(n or 0) for n in table._store.fetch(counts)[0]]
+        found = [int(n or 0) for n in table.kernel.store.fetch(counts)[0]]
         matches = dict(zip(wanted, found, strict=True))
         unmatched = [t for t, n in matches.items() if not n and spell(t)]
         close = _close_values(table, scan, unmatched, summary) if unmatched else []
@@ -134,7 +134,7 @@ def retrieve(
             .order_by(exp.Ordered(this=exp.column("s"), desc=True), exp.column(POS))
             .limit(limit)
         )
-        ranked = table._store.fetch_numpy(query)
+        ranked = table.kernel.store.fetch_numpy(query)
     return Retrieval([int(p) for p in ranked[POS].tolist()], matches, close)
 
 
@@ -192,7 +192,7 @@ def _close_values(
                 exp.column("term"), exp.Ordered(this=exp.column("s"), desc=True), exp.column("v")
             )
         )
-        for term, value, count in table._store.fetch(query):
+        for term, value, count in table.kernel.store.fetch(query):
             found.append((str(term), name, str(value), int(count)))
     order = {t: i for i, t in enumerate(terms)}
     return sorted(found, key=lambda f: order[f[0]])

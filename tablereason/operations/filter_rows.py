@@ -10,6 +10,8 @@ rest as text. Rows where the condition is false or ``NULL`` are dropped.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import duckdb
 import numpy as np
 from pydantic import Field
@@ -18,8 +20,11 @@ from sqlglot import exp
 from tablereason.errors import SQLError
 from tablereason.operations.catalog import OperationArgs, operation
 from tablereason.operations.row_expressions import compile_expression
+from tablereason.table.lineage import Step
 from tablereason.table.storage import POS, RID, ident
-from tablereason.table.value import Step, Table
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.table.value import Table
 
 TIMEOUT_S = 30.0
 
@@ -47,21 +52,23 @@ def filter_rows(table: Table, args: FilterRowsArgs) -> Table:
         UnknownColumnError: When it names a column the table lacks.
 
     Example:
+        >>> from tablereason.table import Table
         >>> t = Table.from_records(["day", "mm"], [["mon", "12"], ["tue", "3"], ["wed", "40"]])
         >>> t.apply("filter_rows", condition="mm > 10").rows()
         [['mon', '12'], ['wed', '40']]
     """
-    with table._scan() as scan:
+    kernel = table.kernel
+    with kernel.scan() as scan:
         condition, types = compile_expression(table, args.condition, scan)
         if not table.num_rows:  # checked, but nothing to run it on
             step = Step(operation="filter_rows", args=args, detail={"types": types})
-            return table._derive(step, rows=table._rids(), records=table._held_cells())
+            return kernel.derive(step, rows=kernel.row_ids(), records=kernel.held_cells())
         query = (
             scan.select(exp.alias_(scan.rid, ident(RID)), exp.alias_(scan.pos, ident(POS)))
             .where(condition, copy=False)
             .order_by(scan.pos, copy=False)
         )
-        store = table._store
+        store = kernel.store
         try:
             with store.time_limit(TIMEOUT_S):
                 found = store.fetch_numpy(query)
@@ -75,9 +82,9 @@ def filter_rows(table: Table, args: FilterRowsArgs) -> Table:
                 f"columns read as {types}: compare numbers with numbers and quote text"
             ) from None
     rows = np.asarray(found[RID], dtype=np.int64)
-    cells = table._held_cells()
+    cells = kernel.held_cells()
     records = None
     if cells is not None:
         records = [cells[i] for i in np.asarray(found[POS], dtype=np.int64).tolist()]
     step = Step(operation="filter_rows", args=args, detail={"types": types})
-    return table._derive(step, rows=rows, records=records)
+    return kernel.derive(step, rows=rows, records=records)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
 from tablereason.operations.catalog import OperationArgs, operation
+from tablereason.table.lineage import Step
 from tablereason.table.storage import RID, ident
-from tablereason.table.value import Step, Table
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.table.value import Table
 
 COUNT_LABEL = "Count"
 
@@ -31,21 +35,23 @@ def group_by(table: Table, args: GroupByArgs) -> Table:
     ordered by count descending, ties by value ascending.
 
     Example:
+        >>> from tablereason.table import Table
         >>> t = Table.from_records(["party"], [["red"], ["blue"], ["red"]])
         >>> t.group_by("party").rows()
         [['red', '2'], ['blue', '1']]
     """
     name = table.column(args.column).name
     step = Step(operation="group_by", args=args)
-    cells = table._cells()
+    kernel = table.kernel
+    cells = kernel.cells()
     if cells is not None:
         # Python path for small tables. DuckDB compares text byte by byte in UTF-8,
         # which orders like Python's code-point comparison.
-        i = table._position(name)
+        i = kernel.position(name)
         counted = sorted(Counter(row[i] for row in cells).items(), key=lambda vc: (-vc[1], vc[0]))
         columns = [[value for value, _ in counted], [str(count) for _, count in counted]]
-        return table._new_base(step, [name, COUNT_LABEL], columns, len(counted))
-    with table._scan() as scan:
+        return kernel.from_columns(step, [name, COUNT_LABEL], columns, len(counted))
+    with kernel.scan() as scan:
         value = scan.cell(name)
         counts = scan.select(
             exp.alias_(value, "v"), exp.alias_(exp.func("count", exp.Star()), "n")
@@ -64,4 +70,4 @@ def group_by(table: Table, args: GroupByArgs) -> Table:
             exp.alias_(exp.column("v"), "c0"),
             exp.alias_(exp.Cast(this=exp.column("n"), to=exp.DataType.build("VARCHAR")), "c1"),
         ).from_(exp.Subquery(this=counts, alias=exp.TableAlias(this=ident("g"))), copy=False)
-        return table._from_query(step, [name, COUNT_LABEL], select)
+        return kernel.from_query(step, [name, COUNT_LABEL], select)

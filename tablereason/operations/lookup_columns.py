@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import Field
 
 from tablereason.operations.catalog import OperationArgs, operation
 from tablereason.operations.select_columns import project
-from tablereason.table.value import Step, Table
+from tablereason.table.lineage import Step
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.table.value import Table
 
 
 class LookupColumnsArgs(OperationArgs):
@@ -34,17 +39,17 @@ def lookup_columns(table: Table, args: LookupColumnsArgs) -> Table:
     one column, and callers use this as a fallback.
 
     Example:
+        >>> from tablereason.table import Table
         >>> t = Table.from_records(["Name", "Birth year", "Team"], [["a", "1", "x"]])
         >>> t.lookup_columns(["year", "name"]).columns
         ['Name', 'Birth year']
     """
-    positions = [
-        i for i, c in enumerate(table._columns) if any(name_matches(c.name, t) for t in args.terms)
-    ]
+    refs = table.kernel.refs
+    positions = [i for i, c in enumerate(refs) if any(name_matches(c.name, t) for t in args.terms)]
     detail = {} if positions else {"fallback": "no column matched; all kept"}
-    positions = positions or list(range(len(table._columns)))
-    return table._derive(
+    positions = positions or list(range(len(refs)))
+    return table.kernel.derive(
         Step(operation="lookup_columns", args=args, detail=detail),
-        columns=[table._columns[i] for i in positions],
+        columns=[refs[i] for i in positions],
         records=project(table, positions),
     )

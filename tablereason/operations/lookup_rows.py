@@ -9,6 +9,7 @@ cells of small tables, which are searched in Python.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import Field
@@ -16,8 +17,11 @@ from sqlglot import exp
 
 from tablereason.errors import TableError
 from tablereason.operations.catalog import OperationArgs, operation
+from tablereason.table.lineage import Step
 from tablereason.table.storage import RID
-from tablereason.table.value import Step, Table
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.table.value import Table
 
 _JOIN = "\x1f"
 _SEPARATOR = re.compile("[\x1f]")
@@ -60,6 +64,7 @@ def lookup_rows(table: Table, args: LookupRowsArgs) -> Table:
         TableError: If every term is empty.
 
     Example:
+        >>> from tablereason.table import Table
         >>> t = Table.from_records(["city"], [["Paris"], ["Rome"], ["Parma"]])
         >>> t.lookup_rows(["par"]).rows()
         [['Paris'], ['Parma']]
@@ -70,17 +75,18 @@ def lookup_rows(table: Table, args: LookupRowsArgs) -> Table:
         raise TableError("lookup_rows needs at least one non-empty term")
     names = [table.column(c).name for c in args.columns] if args.columns else table.columns
     step = Step(operation="lookup_rows", args=args)
-    cells = table._cells()
+    kernel = table.kernel
+    cells = kernel.cells()
     if cells is not None:
-        positions = [table._position(n) for n in names]
+        positions = [kernel.position(n) for n in names]
         hits = [
             i
             for i, row in enumerate(cells)
             if _mentions(fold(_JOIN.join([row[p] for p in positions])), terms)
         ]
-        rows = table._rids()[np.asarray(hits, dtype=np.int64)]
-        return table._derive(step, rows=rows, records=[cells[i] for i in hits])
-    with table._scan() as scan:
+        rows = kernel.row_ids()[np.asarray(hits, dtype=np.int64)]
+        return kernel.derive(step, rows=rows, records=[cells[i] for i in hits])
+    with kernel.scan() as scan:
         # One lowered string per row, cells joined by a control character that no
         # term contains, so a match never spans two cells.
         text = exp.func(
@@ -92,9 +98,9 @@ def lookup_rows(table: Table, args: LookupRowsArgs) -> Table:
         for test in tests[1:]:
             condition = exp.or_(condition, test, copy=False)
         query = scan.select(scan.rid).where(condition, copy=False).order_by(scan.pos, copy=False)
-        found = table._store.fetch_numpy(query)
+        found = kernel.store.fetch_numpy(query)
     rows = np.asarray(found[RID], dtype=np.int64)
-    return table._derive(step, rows=rows)
+    return kernel.derive(step, rows=rows)
 
 
 def _mentions(text: str, terms: list[str]) -> bool:

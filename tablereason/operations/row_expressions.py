@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Literal
 import sqlglot
 from sqlglot import exp
 
-from tablereason.errors import SQLError
+from tablereason.errors import SQLError, UnknownColumnError
 from tablereason.table.sqlguard import check_select
 from tablereason.table.storage import DIALECT, ident, table_ref
 
@@ -177,8 +177,6 @@ def resolve_columns(table: Table, expression: exp.Expr) -> list[str]:
             column name.
         SQLError: For a column qualified by anything but ``t``.
     """
-    from tablereason.errors import UnknownColumnError
-
     names: list[str] = []
     for node in referenced_columns(expression):
         qualifier = node.table
@@ -244,7 +242,7 @@ def _read_as(
         return {}
     checks: list[exp.Expr] = []
     layout: list[tuple[str, tuple[ColumnType, ...]]] = []
-    with table._scan() as scan:
+    with table.kernel.scan() as scan:
         names = list(candidates)
         inner = scan.select(
             *(exp.alias_(scan.cell(n), ident(f"v{i}")) for i, n in enumerate(names))
@@ -267,7 +265,7 @@ def _read_as(
         query = exp.select(*checks).from_(
             exp.Subquery(this=inner, alias=exp.TableAlias(this=ident("s")))
         )
-        result = table._store.fetch(query)
+        result = table.kernel.store.fetch(query)
     counts = [int(c or 0) for c in result[0]] if result else [0] * len(checks)
     out: dict[str, tuple[ColumnType, ...] | None] = {}
     position = 0

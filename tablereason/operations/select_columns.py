@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import Field
 
 from tablereason.errors import TableError
 from tablereason.operations.catalog import OperationArgs, operation
-from tablereason.table.value import Step, Table
+from tablereason.table.lineage import Step
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.table.value import Table
 
 
 class SelectColumnsArgs(OperationArgs):
@@ -24,6 +29,7 @@ def select_columns(table: Table, args: SelectColumnsArgs) -> Table:
         TableError: If no name is given.
 
     Example:
+        >>> from tablereason.table import Table
         >>> t = Table.from_records(["a", "B"], [["1", "2"]])
         >>> t.select_columns(["b", "a"]).columns
         ['a', 'B']
@@ -31,10 +37,11 @@ def select_columns(table: Table, args: SelectColumnsArgs) -> Table:
     if not args.names:
         raise TableError(f"select_columns needs at least one name; available: {table.columns}")
     keep = {table.column(name).name for name in args.names}
-    positions = [i for i, c in enumerate(table._columns) if c.name in keep]
-    return table._derive(
+    refs = table.kernel.refs
+    positions = [i for i, c in enumerate(refs) if c.name in keep]
+    return table.kernel.derive(
         Step(operation="select_columns", args=args),
-        columns=[table._columns[i] for i in positions],
+        columns=[refs[i] for i in positions],
         records=project(table, positions),
     )
 
@@ -44,9 +51,9 @@ def project(table: Table, positions: list[int]) -> list[list[str]] | None:
 
     ``None`` when Python does not hold the table's cells.
     """
-    cells = table._held_cells()
+    cells = table.kernel.held_cells()
     if cells is None:
         return None
-    if positions == list(range(len(table._columns))):
+    if positions == list(range(len(table.columns))):
         return cells
     return [[row[i] for i in positions] for row in cells]

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from pydantic import Field
 
 from tablereason.errors import RowIndexError
 from tablereason.operations.catalog import OperationArgs, operation
-from tablereason.table.value import Step, Table
+from tablereason.table.lineage import Step
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.table.value import Table
 
 
 class SelectRowsArgs(OperationArgs):
@@ -24,6 +29,7 @@ def select_rows(table: Table, args: SelectRowsArgs) -> Table:
         RowIndexError: If a position is outside ``0..num_rows-1``.
 
     Example:
+        >>> from tablereason.table import Table
         >>> t = Table.from_records(["a"], [["x"], ["y"], ["z"]])
         >>> t.select_rows([2, 0, 2]).rows()
         [['x'], ['z']]
@@ -38,7 +44,8 @@ def select_rows(table: Table, args: SelectRowsArgs) -> Table:
         raise RowIndexError(
             f"row position(s) {bad[:5]} out of range; valid positions are {valid} (0-based)"
         )
-    rows = table._rids()[wanted]
-    cells = table._held_cells()
+    kernel = table.kernel
+    rows = kernel.row_ids()[wanted]
+    cells = kernel.held_cells()
     records = None if cells is None else [cells[i] for i in wanted.tolist()]
-    return table._derive(Step(operation="select_rows", args=args), rows=rows, records=records)
+    return kernel.derive(Step(operation="select_rows", args=args), rows=rows, records=records)

@@ -8,14 +8,17 @@ property tests compare them on random tables).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sqlglot import exp
 
 from tablereason.operations.catalog import OperationArgs, operation
+from tablereason.table.lineage import Step
 from tablereason.table.storage import RID, fill, template
-from tablereason.table.value import Step, Table
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.table.value import Table
 
 # The number a cell holds, read the way Chain-of-Table reads it: keep the ASCII
 # digits and the first dot, prefix a minus when the trimmed cell starts with one;
@@ -113,16 +116,18 @@ def sort_by(table: Table, args: SortByArgs) -> Table:
     look like one number, and records the decision in the step's ``detail``.
 
     Example:
+        >>> from tablereason.table import Table
         >>> t = Table.from_records(["n"], [["10"], ["9"], ["x"], ["-1"]])
         >>> [r[0] for r in t.sort_by("n", numeric=True).rows()]
         ['-1', '9', '10', 'x']
     """
     name = table.column(args.column).name
-    cells = table._cells()
+    kernel = table.kernel
+    cells = kernel.cells()
     if cells is not None:
-        return _sort_held(table, args, cells, table._position(name))
+        return _sort_held(table, args, cells, kernel.position(name))
     detail: dict[str, object] = {}
-    with table._scan() as scan:
+    with kernel.scan() as scan:
         cell = scan.cell(name)
         numeric = args.numeric
         if numeric is None:
@@ -147,11 +152,11 @@ def sort_by(table: Table, args: SortByArgs) -> Table:
                 copy=False,
             )
         )
-        rids = table._store.fetch_numpy(query)[RID]
+        rids = kernel.store.fetch_numpy(query)[RID]
     step = Step(
         operation="sort_by", args=args.model_copy(update={"numeric": numeric}), detail=detail
     )
-    return table._derive(step, rows=rids.astype("int64"))
+    return kernel.derive(step, rows=rids.astype("int64"))
 
 
 def _sort_held(table: Table, args: SortByArgs, cells: list[list[str]], column: int) -> Table:
@@ -175,8 +180,8 @@ def _sort_held(table: Table, args: SortByArgs, cells: list[list[str]], column: i
     step = Step(
         operation="sort_by", args=args.model_copy(update={"numeric": numeric}), detail=detail
     )
-    rows = table._rids()[np.asarray(order, dtype=np.int64)]
-    return table._derive(step, rows=rows, records=[cells[i] for i in order])
+    rows = table.kernel.row_ids()[np.asarray(order, dtype=np.int64)]
+    return table.kernel.derive(step, rows=rows, records=[cells[i] for i in order])
 
 
 def _decide_numeric(table: Table, scan: Any, cell: exp.Expr) -> tuple[bool, dict[str, object]]:
@@ -184,7 +189,7 @@ def _decide_numeric(table: Table, scan: Any, cell: exp.Expr) -> tuple[bool, dict
         exp.alias_(exp.func("count", trimmed_expression(cell)), "filled"),
         exp.alias_(exp.func("count_if", fill(_LOOKS_NUMERIC, cell=cell)), "numeric"),
     )
-    filled, looks = table._store.fetch(query)[0]
+    filled, looks = table.kernel.store.fetch(query)[0]
     return _decision(int(filled), int(looks))
 
 

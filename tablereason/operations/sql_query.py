@@ -14,13 +14,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 from sqlglot import exp
 
 from tablereason.errors import SQLError
 from tablereason.operations.catalog import OperationArgs, operation
+from tablereason.table.lineage import Step
 from tablereason.table.sqlengine import (
     SQLLimits,
     TableInput,
@@ -30,7 +31,9 @@ from tablereason.table.sqlengine import (
 )
 from tablereason.table.sqlguard import SQLGuardError, check_select, render
 from tablereason.table.storage import ident, to_text
-from tablereason.table.value import Step, Table
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.table.value import Table
 
 TABLE_NAME = "t"
 _CACHE_SIZE = 512
@@ -56,6 +59,7 @@ def sql_query(table: Table, args: SqlArgs) -> Table:
             memory or returns too many rows (every failure is a ``SQLError``).
 
     Example:
+        >>> from tablereason.table import Table
         >>> t = Table.from_records(["a", "b c"], [["1", "x"], ["2", "y"]])
         >>> t.sql('SELECT "b c" FROM t WHERE CAST(a AS INT) > 1').rows()
         [['y']]
@@ -70,7 +74,7 @@ def sql_query(table: Table, args: SqlArgs) -> Table:
     if not labels:
         raise SQLError("the query returned no columns")
     columns = [[to_text(row[i]) for row in result] for i in range(len(labels))]
-    return table._new_base(Step(operation="sql", args=args), labels, columns, len(result))
+    return table.kernel.from_columns(Step(operation="sql", args=args), labels, columns, len(result))
 
 
 @lru_cache(maxsize=_CACHE_SIZE)
@@ -86,33 +90,30 @@ def _statement(query: str, max_rows: int, max_chars: int) -> str:
 
 def _input(table: Table) -> TableInput:
     """The table as the worker's ``t``: its display names and text cells, keyed by storage."""
+    kernel = table.kernel
     digest = hashlib.blake2b(digest_size=16)
-    digest.update(
-        repr((table._base, [(c.name, c.source, c.field) for c in table._columns])).encode()
-    )
-    if table._rows is not None:
-        digest.update(table._rows.tobytes())
-    n_cells = table._n * len(table._columns)
+    digest.update(repr((kernel.base, [(c.name, c.source, c.field) for c in kernel.refs])).encode())
+    if kernel.row_order is not None:
+        digest.update(kernel.row_order.tobytes())
+    n_cells = table.num_rows * len(kernel.refs)
     return TableInput(TABLE_NAME, lambda: _data(table), key=digest.hexdigest(), cells=n_cells)
 
 
 def _data(table: Table) -> dict[str, Any]:
-    names = [c.name for c in table._columns]
+    kernel = table.kernel
+    names = [c.name for c in kernel.refs]
     if not names:
         raise SQLError("the table has no columns to query")
-    cells = table._cells()
+    cells = kernel.cells()
     columns: Sequence[Any]
     if cells is not None:
         columns = [[row[i] for row in cells] for i in range(len(names))]
     else:
-        with table._scan() as scan:
+        with kernel.scan() as scan:
             query = scan.select(
-                *(
-                    exp.alias_(scan.cell(c.name), ident(f"c{i}"))
-                    for i, c in enumerate(table._columns)
-                )
+                *(exp.alias_(scan.cell(n), ident(f"c{i}")) for i, n in enumerate(names))
             ).order_by(scan.pos, copy=False)
-            arrays = table._store.fetch_numpy(query)
+            arrays = kernel.store.fetch_numpy(query)
         columns = [arrays[f"c{i}"] for i in range(len(names))]
     return {"columns": names, "cells": columns}
 

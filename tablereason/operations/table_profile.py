@@ -95,12 +95,19 @@ class ProfileCache:
 
     def key(self, table: Table, name: str, examples: int) -> tuple[object, ...]:
         """What a column's profile depends on: its storage and the table's rows."""
-        column = table._columns[table._position(name)]
-        rows = table._rows
+        column = table.column(name)
+        rows = table.kernel.row_order
         if rows is not None and not any(r is rows for r in self._alive):
             self._alive.append(rows)
         marker = None if rows is None else id(rows)
-        return (id(table._store), column.source, column.field, marker, table.num_rows, examples)
+        return (
+            id(table.kernel.store),
+            column.source,
+            column.field,
+            marker,
+            table.num_rows,
+            examples,
+        )
 
     def get(self, key: tuple[object, ...]) -> ColumnProfile | None:
         """The profile stored under ``key``, if any."""
@@ -139,7 +146,7 @@ def _profile(table: Table, names: list[str], examples: int) -> dict[str, ColumnP
     big = table.num_rows > APPROX_ROWS
     stats: list[exp.Expr] = []
     typed = [n for n in names if types[n] in ("number", "date", "timestamp")]
-    with table._scan() as scan:
+    with table.kernel.scan() as scan:
         for name in names:
             cell = scan.cell(name)
             filled = exp.NEQ(this=exp.func("trim", cell.copy()), expression=exp.Literal.string(""))
@@ -156,7 +163,7 @@ def _profile(table: Table, names: list[str], examples: int) -> dict[str, ColumnP
             stats.append(exp.func("arg_min", cell.copy(), value.copy()))
             stats.append(exp.func("arg_max", cell.copy(), value.copy()))
             stats.append(exp.func("sum", value) if types[name] == "number" else exp.Null())
-        row = list(table._store.fetch(scan.select(*stats))[0]) if table.num_rows else []
+        row = list(table.kernel.store.fetch(scan.select(*stats))[0]) if table.num_rows else []
         columns: dict[str, ColumnProfile] = {}
         extremes = row[2 * len(names) :]
         for i, name in enumerate(names):
@@ -196,7 +203,7 @@ def _first(table: Table, scan: Scan, name: str, limit: int) -> list[tuple[str, i
         .order_by(exp.column("v"), copy=False)
         .limit(4 * limit, copy=False)
     )
-    values = dict.fromkeys(str(v) for (v,) in table._store.fetch(query))
+    values = dict.fromkeys(str(v) for (v,) in table.kernel.store.fetch(query))
     return [(v, 1) for v in list(values)[:limit]]
 
 
@@ -219,7 +226,7 @@ def _top(
         .order_by(exp.Ordered(this=exp.column("n"), desc=True), exp.column("v"), copy=False)
         .limit(max(limit, 1), copy=False)
     )
-    found = table._store.fetch(query)
+    found = table.kernel.store.fetch(query)
     top = [(str(v), int(n)) for v, n, _ in found][:limit]
     return top, int(found[0][2]) if found else distinct
 
@@ -240,10 +247,10 @@ def group_summary(
         ([('a', 2)], 3, 0.6666666666666666)
     """
     name = table.column(column).name
-    with table._scan() as scan:
+    with table.kernel.scan() as scan:
         cell = scan.cell(name)
         filled = exp.NEQ(this=exp.func("trim", cell.copy()), expression=exp.Literal.string(""))
-        counts = table._store.fetch(
+        counts = table.kernel.store.fetch(
             scan.select(
                 filtered(exp.Count(this=exp.Distinct(expressions=[cell.copy()])), filled),
                 filtered(exp.Count(this=exp.Literal.number(1)), filled.copy()),
@@ -264,10 +271,10 @@ def lowercased(table: Table) -> Table:
         >>> lowercased(Table.from_records(["Name"], [["Ann"]], caption="X")).to_records()
         [['name'], ['ann']]
     """
-    from tablereason.table.value import Table
-
-    store = table._store
-    with table._scan() as scan:
+    caption = table.caption.lower() if table.caption else table.caption
+    labels = [h.lower() for h in table.columns]
+    kernel = table.kernel
+    with kernel.scan() as scan:
         select = scan.select(
             exp.alias_(scan.pos, ident(RID)),
             *(
@@ -275,17 +282,15 @@ def lowercased(table: Table) -> Table:
                 for i, c in enumerate(table.columns)
             ),
         ).order_by(scan.pos, copy=False)
-        base, n_rows = store.add_query(select)
-    caption = table.caption.lower() if table.caption else table.caption
-    return Table._from_base(store, base, [h.lower() for h in table.columns], n_rows, caption)
+        return kernel.source_from_query(labels, select, caption)
 
 
 def same_order(first: Table, second: Table) -> bool:
     """Whether two tables derived from one another hold the same rows in the same order."""
     return (
-        first._base == second._base
+        first.kernel.base == second.kernel.base
         and first.num_rows == second.num_rows
-        and bool(np.array_equal(first._rids(), second._rids()))
+        and bool(np.array_equal(first.kernel.row_ids(), second.kernel.row_ids()))
     )
 
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tablereason.operations.catalog import OperationArgs, operation
-from tablereason.table.value import Table
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.table.value import Table
 
 
 class VerbalizeArgs(OperationArgs):
@@ -26,6 +30,7 @@ def verbalize(table: Table, args: VerbalizeArgs) -> str:
     """Plain sentences, one per row, naming each column and its value.
 
     Example:
+        >>> from tablereason.table import Table
         >>> t = Table.from_records(["name", "year"], [["Ann", "1999"], ["Bo", ""]])
         >>> print(t.verbalize())
         Row 1: the name is Ann, the year is 1999.

@@ -1,9 +1,11 @@
 """The table engine: the immutable :class:`Table` value, its storage in DuckDB and its files.
 
 ``Table`` and ``Step`` are the public names; the modules below hold the engine's parts
-(``value``: the Table and its kernel for operations; ``storage``, ``relation``: rows in
-DuckDB; ``formats``: cell text; ``sqlguard``, ``sqlengine``, ``sqlworker``, ``sqllimits``:
-model SQL; ``io``: file readers).
+(``value``: the Table itself, built, read and shown; ``verbs``: its operation methods,
+``apply`` and ``replay``, the engine's one way up to :mod:`tablereason.operations`;
+``kernel``: what operations may use of a table; ``lineage``: the ``Step``; ``storage``,
+``relation``: rows in DuckDB; ``formats``: text forms; ``sqlguard``, ``sqlengine``,
+``sqlworker``, ``sqllimits``: model SQL; ``io``: file readers and :func:`load_table`).
 
 Example:
     >>> from tablereason.table import Table
@@ -11,6 +13,7 @@ Example:
     2
 """
 
-from tablereason.table.value import Step, Table
+from tablereason.table.lineage import Step
+from tablereason.table.value import Table
 
 __all__ = ["Step", "Table"]

@@ -1,4 +1,4 @@
-r"""Text forms of a table: header naming, CSV reading and the PIPE form.
+r"""Text forms of a table: header naming, CSV reading, the PIPE form, Markdown and HTML.
 
 The PIPE form is the text Chain-of-Table shows a model::
 
@@ -20,8 +20,9 @@ exactly.
 from __future__ import annotations
 
 import csv
+import html
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from tablereason.errors import TableParseError
@@ -113,6 +114,38 @@ def format_pipe(
     for i, row in enumerate(rows, start=1):
         lines.append(f"row {i} : " + CELL_SEP.join(cell(c) for c in row))
     return "\n".join(lines)
+
+
+def format_markdown(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    r"""Render a Markdown table; ``|`` in a cell is escaped and a line break becomes a space.
+
+    Example:
+        >>> print(format_markdown(["a", "b"], [["x|y", "2"]]))
+        | a | b |
+        |---|---|
+        | x\|y | 2 |
+    """
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(cell(c) for c in header) + " |"]
+    lines.append("|" + "|".join("---" for _ in header) + "|")
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def format_html(
+    caption: str | None, header: Sequence[str], rows: Iterable[Sequence[str]], more: int = 0
+) -> str:
+    """Render an HTML ``<table>`` (text escaped), noting ``more`` rows not shown after it."""
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in header)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows
+    )
+    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    tail = f"<p>{more} more rows</p>" if more > 0 else ""
+    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{tail}"
 
 
 def parse_pipe(

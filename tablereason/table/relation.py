@@ -2,7 +2,8 @@
 
 A :class:`~tablereason.table.Table` is a list of base row ids over physical DuckDB
 tables plus column references; :class:`Scan` turns that into a ``FROM`` clause with
-joins and the expressions operations build their queries from.
+joins and the expressions operations build their queries from; :func:`find_column`
+resolves a column name the way every operation does.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from tablereason.errors import UnknownColumnError, closest
 from tablereason.table.storage import POS, RID, col, table_ref
 
 
@@ -26,6 +28,37 @@ class Column:
     label: str
     source: str
     field: str
+
+
+def find_column(columns: Sequence[Column], name: str) -> Column:
+    """The column ``name`` refers to: exact match first, then a unique case-insensitive one.
+
+    A name that matches several columns ignoring case, or none, is then compared with
+    surrounding spaces ignored too.
+
+    Raises:
+        UnknownColumnError: Naming the closest column and every available one.
+
+    Example:
+        >>> find_column([Column("Year", "Year", "b", "c0")], "year ").name
+        'Year'
+    """
+    for column in columns:
+        if column.name == name:
+            return column
+    folded = [c for c in columns if c.name.casefold() == name.casefold()]
+    if len(folded) == 1:
+        return folded[0]
+    if not folded:
+        folded = [c for c in columns if c.name.strip().casefold() == name.strip().casefold()]
+        if len(folded) == 1:
+            return folded[0]
+    names = [c.name for c in columns]
+    best = closest(name, names)
+    hint = f"; did you mean {best!r}?" if best else ""
+    raise UnknownColumnError(
+        f"unknown column {name!r}{hint} available columns: {', '.join(repr(n) for n in names)}"
+    )
 
 
 class Scan:

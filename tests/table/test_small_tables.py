@@ -88,13 +88,13 @@ def both(
     """
     header, rows, caption = data
     small = Table.from_records(header, rows, caption=caption)
-    assert small._held_cells() is not None
+    assert small.kernel.held_cells() is not None
     python = work(small)
     with duckdb_only():
         large = Table.from_records(header, rows, caption=caption)
         duck = work(large)
         if large.num_rows:
-            assert large._held_cells() is None
+            assert large.kernel.held_cells() is None
             assert large._base not in large._store._pending  # written to DuckDB, read there
     if small.num_rows and not runs_sql:
         assert small._base in small._store._pending  # never needed DuckDB
@@ -254,14 +254,13 @@ def test_small_tables_never_reach_duckdb_until_sql_needs_them() -> None:
     assert chain.sql("SELECT min(a) AS m FROM t").rows() == [["x"]]
     assert t.sql("SELECT count(*) AS n FROM t").rows() == [["3"]]
     assert store._owned == [] and t._base in store._pending
-    assert t._flattened() is t  # a source table is already plain storage
 
 
 def test_large_tables_keep_cells_in_duckdb() -> None:
     width = 4
     n = storage.SMALL_CELLS // width + 1
     t = Table.from_records(["a", "b", "c", "d"], [[str(i)] * width for i in range(n)])
-    assert t._held_cells() is None and t._base in t._store._owned
+    assert t.kernel.held_cells() is None and t._base in t._store._owned
     top = t.sort_by("a", descending=True)
     assert top._records is None and top.rows(max_rows=1) == [[str(n - 1)] * width]
     small = t.select_rows([0, 1])
@@ -288,5 +287,5 @@ def test_from_csv_keeps_small_files_in_python(tmp_path: Path) -> None:
     path = tmp_path / "t.csv"
     path.write_text('a,b\n"x, y",2\n3\n', encoding="utf-8")
     t = Table.from_csv(path, escape=None)
-    assert t._held_cells() == [["x, y", "2"], ["3", ""]]
+    assert t.kernel.held_cells() == [["x, y", "2"], ["3", ""]]
     assert t.to_records() == [["a", "b"], ["x, y", "2"], ["3", ""]]
