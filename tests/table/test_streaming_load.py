@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tablereason.table.value as table_module
-from tablereason.api import load_table
 from tablereason.table import Table
+from tablereason.table.io.load import load_table
 
 cells = st.text(alphabet="ab ,1", max_size=3)
 

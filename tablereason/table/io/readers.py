@@ -17,18 +17,16 @@ import csv
 import json
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tablereason.errors import TableError, TableParseError
+from tablereason.table.io import MAX_COLUMNS
 from tablereason.table.io.text import SAMPLE_BYTES, check_text, sniff_encoding
+from tablereason.table.io.workbooks import read_workbook
 from tablereason.table.storage import to_text
-
-if TYPE_CHECKING:  # pragma: no cover
-    from tablereason.table.value import Table
+from tablereason.table.value import Table
 
 DELIMITERS = (",", ";", "\t", "|")
-MAX_COLUMNS = 10_000
-"""Widest table a file may hold; a wider row is refused (it is almost surely not a table)."""
 MAX_JSON_BYTES = 256 * 1024 * 1024
 """Largest JSON document read (it is parsed whole); JSON lines and CSV have no limit."""
 TSV_SUFFIXES = (".tsv", ".tab")
@@ -63,8 +61,6 @@ def read_table_file(path: Path, caption: str | None, delimiter: str | None) -> T
     suffix = path.suffix.lower()
     try:
         if suffix in EXCEL_SUFFIXES:
-            from tablereason.table.io.workbooks import read_workbook
-
             return read_workbook(path, caption)
         if suffix in JSON_SUFFIXES:
             return _read_json(path, caption)
@@ -109,8 +105,6 @@ def sniff_delimiter(sample: str) -> str:
 
 
 def _read_delimited(path: Path, caption: str | None, delimiter: str | None, *, tsv: bool) -> Table:
-    from tablereason.table.value import Table
-
     encoding = sniff_encoding(path)
     with path.open(encoding=encoding, errors="replace", newline="") as handle:
         sample = handle.read(SAMPLE_BYTES)
@@ -158,8 +152,6 @@ def _too_wide(path: Path, line: int, width: int) -> TableParseError:
 
 
 def _read_json(path: Path, caption: str | None) -> Table:
-    from tablereason.table.value import Table
-
     size = path.stat().st_size
     if size > MAX_JSON_BYTES:
         raise TableParseError(
@@ -230,8 +222,6 @@ def _read_json_lines(path: Path, caption: str | None) -> Table:
 
     Read twice, streaming: once for the header, once for the rows.
     """
-    from tablereason.table.value import Table
-
     encoding = sniff_encoding(path)
     with path.open(encoding=encoding, errors="replace") as handle:
         check_text(handle.read(SAMPLE_BYTES), path)

@@ -21,12 +21,11 @@ import datetime as dt
 import zipfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tablereason.errors import MissingDependencyError, TableParseError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from tablereason.table.value import Table
+from tablereason.table.io import MAX_COLUMNS
+from tablereason.table.value import Table
 
 MAX_UNCOMPRESSED_BYTES = 128 * 1024 * 1024
 """Largest total size the parts of a workbook may declare."""
@@ -100,8 +99,6 @@ def read_workbook(path: Path, caption: str | None) -> Table:
         MissingDependencyError: When ``openpyxl`` (``.xlsx``) or ``xlrd`` (``.xls``) is
             missing.
     """
-    from tablereason.table.value import Table
-
     if path.suffix.lower() == ".xls":
         return _read_xls(path, caption)
     check_archive(path)
@@ -147,8 +144,6 @@ def _damaged(path: Path, err: BaseException) -> TableParseError:
 
 def _sheet_rows(rows: Iterable[tuple[Any, ...]], path: Path) -> Iterator[list[str]]:
     """Text rows from the header on; trailing empty cells and rows are left out."""
-    from tablereason.table.io.readers import MAX_COLUMNS
-
     cells = 0
     started = False
     empty = 0  # empty rows seen since the last non-empty one
@@ -196,8 +191,6 @@ def cell_text(value: Any) -> str:
 
 def _read_xls(path: Path, caption: str | None) -> Table:
     import pandas as pd
-
-    from tablereason.table.value import Table
 
     try:
         frame = pd.read_excel(path, dtype=str, keep_default_na=False)
