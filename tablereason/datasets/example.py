@@ -42,6 +42,7 @@ class TableSource(BaseModel):
 
     def build(self) -> Table:
         """Build the :class:`~tablereason.table.Table` this source describes."""
+        # Imported here, not at the top: loading a dataset must not load DuckDB.
         from tablereason.table.value import Table
 
         if self.path is not None:
