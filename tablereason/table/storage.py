@@ -24,9 +24,8 @@ from __future__ import annotations
 import contextlib
 import itertools
 import threading
-import time
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -36,6 +35,7 @@ import sqlglot
 from sqlglot import exp
 
 from tablereason.errors import ConfigurationError
+from tablereason.table.deadlines import WATCHDOG
 
 RID = "__rid"
 SMALL_LOAD = 2000  # rows up to which data is bound as list parameters rather than a DataFrame
@@ -361,60 +361,8 @@ class Store:
     @contextmanager
     def time_limit(self, seconds: float) -> Iterator[None]:
         """Interrupt this store's query if the block runs longer than ``seconds``."""
-        with _WATCHDOG.watch(seconds, self.interrupt):
+        with WATCHDOG.watch(seconds, self.interrupt):
             yield
-
-
-class _Watchdog:
-    """One daemon thread that calls callbacks whose deadline has passed.
-
-    Cheaper than a timer thread per query: registering a deadline takes a lock
-    and wakes the thread only when the new deadline is earlier than the one it
-    sleeps until.
-    """
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._due: dict[int, tuple[float, Callable[[], None]]] = {}
-        self._keys = itertools.count()
-        self._thread: threading.Thread | None = None
-        self._sleeping_until = float("inf")
-
-    @contextmanager
-    def watch(self, seconds: float, callback: Callable[[], None]) -> Iterator[None]:
-        """Call ``callback`` (from the watchdog thread) if the block outlasts ``seconds``."""
-        key = next(self._keys)
-        deadline = time.monotonic() + seconds
-        with self._cond:
-            self._due[key] = (deadline, callback)
-            if self._thread is None or not self._thread.is_alive():  # first use, or after fork
-                self._thread = threading.Thread(
-                    target=self._run, name="tablereason-time-limit", daemon=True
-                )
-                self._thread.start()
-            elif deadline < self._sleeping_until:
-                self._cond.notify()
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._due.pop(key, None)  # gone already if it fired
-
-    def _run(self) -> None:
-        with self._cond:
-            while True:
-                now = time.monotonic()
-                for key, (deadline, callback) in list(self._due.items()):
-                    if deadline <= now:
-                        del self._due[key]
-                        with contextlib.suppress(duckdb.Error):  # e.g. a closed connection
-                            callback()
-                self._sleeping_until = min((d for d, _ in self._due.values()), default=float("inf"))
-                wait = self._sleeping_until - now
-                self._cond.wait(None if wait == float("inf") else wait)
-
-
-_WATCHDOG = _Watchdog()
 
 
 def _drop_all(conn: duckdb.DuckDBPyConnection, names: list[str]) -> None:

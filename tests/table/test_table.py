@@ -137,9 +137,9 @@ def test_sql_time_limit_interrupts() -> None:
 def test_time_limits_share_one_watchdog_thread() -> None:
     import time
 
-    from tablereason.table import storage
+    from tablereason.table import deadlines
 
-    watchdog = storage._Watchdog()
+    watchdog = deadlines.Watchdog()
     fired: list[str] = []
     with watchdog.watch(0.05, lambda: fired.append("quick")):
         pass  # finishes in time: never fires, even after its deadline
@@ -150,12 +150,14 @@ def test_time_limits_share_one_watchdog_thread() -> None:
         time.sleep(0.3)  # the earlier deadline wakes the thread although it waits for 10 s
     time.sleep(0.1)
     assert fired == ["slow"]
+    # The package's own queries under a time limit (filter_rows) share the process's one
+    # watchdog thread (model SQL runs in a worker with its own).
     t = Table.from_records(["a"], [["1"]])
-    t.sql("SELECT count(*) AS n FROM t")
-    thread = storage._WATCHDOG._thread
+    t.apply("filter_rows", condition="a = 1")
+    thread = deadlines.WATCHDOG._thread
     for _ in range(20):
-        t.sql("SELECT count(*) AS n FROM t")
-    assert storage._WATCHDOG._thread is thread and thread is not None and thread.is_alive()
+        t.apply("filter_rows", condition="a = 1")
+    assert deadlines.WATCHDOG._thread is thread and thread is not None and thread.is_alive()
 
 
 def test_tables_are_usable_from_many_threads() -> None:
