@@ -102,10 +102,6 @@ class Table(TableVerbs):
         """
         return Kernel(self)
 
-    def _held_cells(self) -> list[list[str]] | None:
-        # Kept for white-box tests outside tests/table; new code uses kernel.held_cells().
-        return self.kernel.held_cells()
-
     # -- builders ---------------------------------------------------------------------
 
     @classmethod

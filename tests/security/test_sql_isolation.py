@@ -32,15 +32,15 @@ LIMITS = SQLLimits(seconds=2.0, memory="256MB")
 @pytest.fixture(scope="module")
 def world() -> Iterator[dict[str, Any]]:
     small = Table.from_records(["key", "value"], [["password", SECRET], ["other", "x"]])
-    small._store.require([small._base])  # written to the shared DuckDB database
+    small.kernel.store.require([small.kernel.base])  # written to the shared DuckDB database
     wide = 4
     n = storage.SMALL_CELLS // wide + 10
     large = Table.from_records(
         ["a", "b", "c", "d"], [[SECRET if i == 7 else str(i)] * wide for i in range(n)]
     )
-    assert large._held_cells() is None  # only DuckDB holds it
+    assert large.kernel.held_cells() is None  # only DuckDB holds it
     storage.database().execute("SET VARIABLE leak = 's3cr3t-Zq81'")
-    yield {"small": small._base, "large": large._base, "keep": (small, large)}
+    yield {"small": small.kernel.base, "large": large.kernel.base, "keep": (small, large)}
 
 
 ISOLATION = [
