@@ -31,7 +31,10 @@ from tablereason.errors import (
     UnknownColumnError,
     UnknownNameError,
 )
+from tablereason.old_paths import install as _install_old_paths
 from tablereason.registry import Registry
+
+_install_old_paths()
 
 __version__ = "0.1.0"
 
