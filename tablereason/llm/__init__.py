@@ -4,7 +4,9 @@ Backends: :class:`OpenAIChat` / :class:`OpenAICompletion` (OpenAI or any compati
 server), :class:`LocalLlama` (embedded llama.cpp), :class:`ScriptedLLM` (tests).
 Wrappers: :class:`CachedLLM` (persistent cache and offline replay),
 :class:`RetryingLLM`, :class:`LimitedLLM`, :class:`TrackedLLM` (usage and budgets).
-:func:`default` picks a backend from the environment; :func:`stack` wraps it.
+:func:`default` picks a backend from the environment; :func:`stack` wraps it;
+:func:`base_llm` and :func:`resolve_llm` turn a model spec (``"local"``, a ``.gguf``
+path, a server's model name) into a backend, bare or wrapped.
 
 Importing this package loads neither ``openai`` nor ``llama_cpp``.
 
@@ -44,6 +46,7 @@ from tablereason.llm.limits import ConcurrencyLimit, LimitedLLM
 from tablereason.llm.local import LocalLlama
 from tablereason.llm.model_files import cache_dir, default_model_path
 from tablereason.llm.openai_backend import OpenAIChat, OpenAICompletion
+from tablereason.llm.resolve import LOCAL_MODEL, base_llm, resolve_llm
 from tablereason.llm.retry import RetryingLLM, RetryPolicy
 from tablereason.llm.scripted import ScriptedLLM
 from tablereason.llm.selection import default, stack
@@ -60,6 +63,7 @@ from tablereason.llm.wrapping import LLMWrapper
 
 __all__ = [
     "LLM",
+    "LOCAL_MODEL",
     "REFERENCE_PRICES",
     "Budget",
     "BudgetExceededError",
@@ -94,10 +98,12 @@ __all__ = [
     "Usage",
     "UsageSummary",
     "UsageTracker",
+    "base_llm",
     "cache_dir",
     "cache_key",
     "default",
     "default_model_path",
     "is_retryable",
+    "resolve_llm",
     "stack",
 ]
