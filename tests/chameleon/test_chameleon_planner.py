@@ -11,7 +11,7 @@ from tablereason.methods.chameleon import (
     check_plan,
     choose_plan,
     merge_program_steps,
-    parse_plan,
+    parse_module_plan,
     profile_settings,
     task_modules,
 )
@@ -40,11 +40,11 @@ SQA_PAPER = profile_settings("paper", "scienceqa")
     ],
 )  # fmt: skip
 def test_parse_plan_forms(text: str, expected: list[str]) -> None:
-    assert parse_plan(text, "tabmwp") == expected
+    assert parse_module_plan(text, "tabmwp") == expected
 
 
 def test_parse_plan_published_search_name() -> None:
-    assert parse_plan('["Bing_Search", "Solution_Generator", "Answer_Generator"]',
+    assert parse_module_plan('["Bing_Search", "Solution_Generator", "Answer_Generator"]',
                       "scienceqa") == ["search", SG, AG]  # fmt: skip
 
 
@@ -59,22 +59,22 @@ def test_parse_plan_published_search_name() -> None:
 )
 def test_parse_plan_rejects_malformed(text: str, message: str) -> None:
     with pytest.raises(ParseError, match=message) as info:
-        parse_plan(text, "tabmwp")
+        parse_module_plan(text, "tabmwp")
     assert info.value.raw == text
 
 
 def test_parse_plan_unknown_name_says_what_was_meant() -> None:
     with pytest.raises(ParseError, match="program_generator") as info:
-        parse_plan('["program_generater", "answer_generator"]', "tabmwp")
+        parse_module_plan('["program_generater", "answer_generator"]', "tabmwp")
     assert "program_generater" in str(info.value)
     with pytest.raises(ParseError, match="unknown"):
-        parse_plan('["row_lookup", "solution_generator", "answer_generator"]', "scienceqa")
+        parse_module_plan('["row_lookup", "solution_generator", "answer_generator"]', "scienceqa")
     with pytest.raises(ParseError):
-        parse_plan('["question_answering", "answer_generator"]', "tabmwp")
+        parse_module_plan('["question_answering", "answer_generator"]', "tabmwp")
 
 
 def test_empty_plan_is_invalid_and_falls_back() -> None:
-    assert parse_plan("[]", "tabmwp") == []
+    assert parse_module_plan("[]", "tabmwp") == []
     assert check_plan([], "tabmwp", DEFAULT) == ["empty"]
     plan, parsed, problem = choose_plan("[]", "tabmwp", DEFAULT)
     assert plan == list(DEFAULT_PLANS["tabmwp"]) and parsed == [] and problem

@@ -10,8 +10,8 @@ from tablereason.errors import ParseError
 from tablereason.methods.rewoo.parse import (
     PlanStep,
     execution_order,
-    parse_plan,
-    parse_plan_paper,
+    parse_worker_plan,
+    parse_worker_plan_paper,
     references,
     split_call,
 )
@@ -24,7 +24,7 @@ def test_standard_plan() -> None:
         "Plan: Read the owner.\n"
         "#E2 = LLM[Who owns Hungry Horse? Given context: #E1]\n"
     )
-    plan = parse_plan(text)
+    plan = parse_worker_plan(text)
     assert plan.format == "text" and not plan.malformed and not plan.warnings
     assert [(s.var, s.tool, s.input) for s in plan.steps] == [
         ("#E1", "Wikipedia", "Hungry Horse"),
@@ -41,7 +41,7 @@ def test_twelve_steps_keep_e1_and_e10_apart() -> None:
         lines.append(f"Plan: step {i}")
         ref = " and #E10" if i == 11 else (" and #E1" if i == 12 else "")
         lines.append(f"#E{i} = Calculator[{i} + {i}{ref}]")
-    plan = parse_plan("\n".join(lines))
+    plan = parse_worker_plan("\n".join(lines))
     assert [s.var for s in plan.steps] == [f"#E{i}" for i in range(1, 13)]
     assert plan.step("#E11").depends_on == ["#E10"]  # type: ignore[union-attr]
     assert plan.step("#E12").depends_on == ["#E1"]  # type: ignore[union-attr]
@@ -53,7 +53,7 @@ def test_forward_references_order_execution() -> None:
     text = (
         "Plan: a\n#E1 = LLM[combine #E3 and #E2]\nPlan: b\n#E2 = Calculator[1+1]\n#E3 = LLM[x #E2]"
     )
-    plan = parse_plan(text)
+    plan = parse_worker_plan(text)
     assert plan.step("#E1").depends_on == ["#E3", "#E2"]  # type: ignore[union-attr]
     assert execution_order(plan.steps) == [["#E2"], ["#E3"], ["#E1"]]
     assert plan.step("#E3").plan == "b"  # type: ignore[union-attr]
@@ -68,7 +68,7 @@ def test_spacing_case_bullets_and_bold() -> None:
         "Step 3: Plan: compute\n"
         "#E3=Calculator[2*3]"
     )
-    plan = parse_plan(text)
+    plan = parse_worker_plan(text)
     assert [(s.var, s.tool, s.input) for s in plan.steps] == [
         ("#E1", "wikipedia", "Oslo"),
         ("#E2", "llm", "what is #e1 ?"),
@@ -84,13 +84,13 @@ def test_plan_and_evidence_on_one_line_and_nested_brackets() -> None:
         "Plan: compare them. #E1 = LLM[Which is older, [A] or [B]?] \n"
         "Plan: x #E2 = Calculator[(1+2)*3]"
     )
-    plan = parse_plan(text)
+    plan = parse_worker_plan(text)
     assert [s.input for s in plan.steps] == ["Which is older, [A] or [B]?", "(1+2)*3"]
     assert plan.plans == ["compare them.", "x"]
 
 
 def test_multiline_input_and_unclosed_bracket() -> None:
-    plan = parse_plan("#E1 = LLM[first line\nsecond line]\n#E2 = Wikipedia[Oslo\nPlan: next")
+    plan = parse_worker_plan("#E1 = LLM[first line\nsecond line]\n#E2 = Wikipedia[Oslo\nPlan: next")
     assert plan.steps[0].input == "first line\nsecond line"
     assert plan.steps[1].input == "Oslo"
     assert any("no closing" in w for w in plan.warnings)
@@ -98,18 +98,18 @@ def test_multiline_input_and_unclosed_bracket() -> None:
 
 def test_malformed_lines_are_kept_not_fatal() -> None:
     text = "Sure! Here is my plan.\nPlan: look\n#E1 Wikipedia[Oslo]\n#E2 = Wikipedia[Oslo]\nThanks"
-    plan = parse_plan(text)
+    plan = parse_worker_plan(text)
     assert [s.var for s in plan.steps] == ["#E2"]
     assert plan.malformed == ["Sure! Here is my plan.", "#E1 Wikipedia[Oslo]", "Thanks"]
 
 
 def test_call_without_tool_form_is_literal_evidence() -> None:
-    plan = parse_plan("#E1 = the answer is 4")
+    plan = parse_worker_plan("#E1 = the answer is 4")
     assert plan.steps[0].tool == "" and plan.steps[0].input == "the answer is 4"
 
 
 def test_duplicates_undefined_and_self_references_warn() -> None:
-    plan = parse_plan("#E1 = LLM[a]\n#E2 = LLM[#E7 and #E2]\n#E1 = LLM[b]")
+    plan = parse_worker_plan("#E1 = LLM[a]\n#E2 = LLM[#E7 and #E2]\n#E1 = LLM[b]")
     assert [(s.var, s.input) for s in plan.steps] == [("#E2", "#E7 and #E2"), ("#E1", "b")]
     assert plan.step("#E2").depends_on == []  # type: ignore[union-attr]
     joined = " | ".join(plan.warnings)
@@ -117,7 +117,7 @@ def test_duplicates_undefined_and_self_references_warn() -> None:
 
 
 def test_cycles_still_get_an_order() -> None:
-    plan = parse_plan("#E1 = LLM[#E2]\n#E2 = LLM[#E1]\n#E3 = Calculator[1]")
+    plan = parse_worker_plan("#E1 = LLM[#E2]\n#E2 = LLM[#E1]\n#E3 = Calculator[1]")
     assert execution_order(plan.steps) == [["#E3"], ["#E1"], ["#E2"]]
 
 
@@ -130,7 +130,7 @@ def test_json_fallback_list_and_object() -> None:
         "Here you go:\n" + json.dumps(items),
         "```json\n" + json.dumps({"steps": items}) + "\n```",
     ):
-        plan = parse_plan(text)
+        plan = parse_worker_plan(text)
         assert plan.format == "json"
         assert [(s.var, s.tool, s.input, s.plan) for s in plan.steps] == [
             ("#E1", "Wikipedia", "Oslo", "look"),
@@ -140,7 +140,7 @@ def test_json_fallback_list_and_object() -> None:
 
 
 def test_nothing_readable() -> None:
-    plan = parse_plan("I don't know. {not json")
+    plan = parse_worker_plan("I don't know. {not json")
     assert plan.format == "none" and plan.steps == [] and plan.malformed
 
 
@@ -158,7 +158,7 @@ def test_paper_parser_quirks() -> None:
         + [f"#E{i} = LLM[q{i}]" for i in range(1, 12)]
         + [" Plan: indented", "  #E12 = LLM[x]", "#E1 = LLM[again]", "plan: lower"]
     )
-    plan = parse_plan_paper(text)
+    plan = parse_worker_plan_paper(text)
     assert plan.plans == ["Plan: p"]
     assert [s.var for s in plan.steps] == [f"#E{i}" for i in range(1, 12)]
     assert plan.steps[0].call == "LLM[again]"  # overwritten, first position kept
@@ -169,7 +169,7 @@ def test_paper_parser_quirks() -> None:
 
 def test_paper_parser_crashes_without_equals() -> None:
     with pytest.raises(ParseError) as info:
-        parse_plan_paper("Plan: a\n#E1 Wikipedia[x]")
+        parse_worker_plan_paper("Plan: a\n#E1 Wikipedia[x]")
     assert info.value.raw.startswith("Plan: a")
 
 
@@ -206,7 +206,7 @@ def plans(draw: st.DrawFn) -> tuple[str, list[tuple[str, str, list[str]]]]:
 @given(plans())
 def test_generated_plans_round_trip(case: tuple[str, list[tuple[str, str, list[str]]]]) -> None:
     text, expected = case
-    plan = parse_plan(text)
+    plan = parse_worker_plan(text)
     assert not plan.malformed and plan.format == "text"
     assert [(s.tool, s.input, s.depends_on) for s in plan.steps] == expected
     waves = execution_order(plan.steps)
@@ -225,5 +225,5 @@ def test_generated_plans_round_trip(case: tuple[str, list[tuple[str, str, list[s
 @settings(max_examples=100, deadline=None)
 @given(st.text(max_size=200))
 def test_parser_never_raises(text: str) -> None:
-    parse_plan(text)
-    assert all(isinstance(s, PlanStep) for s in parse_plan(text).steps)
+    parse_worker_plan(text)
+    assert all(isinstance(s, PlanStep) for s in parse_worker_plan(text).steps)

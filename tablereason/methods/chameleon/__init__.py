@@ -16,7 +16,7 @@ from tablereason.methods.chameleon.planner import (
     check_plan,
     choose_plan,
     merge_program_steps,
-    parse_plan,
+    parse_module_plan,
 )
 from tablereason.methods.chameleon.settings import ChameleonSettings, profile_settings
 
@@ -34,7 +34,7 @@ __all__ = [
     "merge_program_steps",
     "modules_used",
     "paper_answer",
-    "parse_plan",
+    "parse_module_plan",
     "profile_settings",
     "score",
     "task_modules",

@@ -24,7 +24,7 @@ An invalid or unparsable plan falls back to the task's default plan. A verifier
 directly after the generator merges into one generate-verify loop.
 
 Example:
-    >>> parse_plan('["Program_Generator", "program executor", "ANSWER-GENERATOR"]', "tabmwp")
+    >>> parse_module_plan('["Program_Generator", "program executor", "ANSWER-GENERATOR"]', "tabmwp")
     ['program_generator', 'program_executor', 'answer_generator']
 """
 
@@ -64,7 +64,7 @@ def _aliases(task: str) -> dict[str, str]:
     return table
 
 
-def parse_plan(text: str, task: str) -> list[str]:
+def parse_module_plan(text: str, task: str) -> list[str]:
     """Parse the first list in ``text`` into canonical module names for ``task``.
 
     Raises:
@@ -72,7 +72,7 @@ def parse_plan(text: str, task: str) -> list[str]:
             (with the closest name). The error keeps the raw text.
 
     Example:
-        >>> parse_plan("Modules: ['solution_generator', 'answer_generator']", "scienceqa")
+        >>> parse_module_plan("Modules: ['solution_generator', 'answer_generator']", "scienceqa")
         ['solution_generator', 'answer_generator']
     """
     expected = f"a list of module names from {task_modules(task)}"
@@ -196,7 +196,7 @@ def choose_plan(
         (['solution_generator', 'answer_generator'], [], 'invalid plan: empty')
     """
     try:
-        parsed = parse_plan(text, task)
+        parsed = parse_module_plan(text, task)
     except ParseError as err:
         return list(DEFAULT_PLANS[task]), [], f"unparsable plan: {err}"
     broken = check_plan(parsed, task, settings)

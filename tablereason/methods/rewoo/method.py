@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -39,8 +39,8 @@ from tablereason.methods.rewoo.evidence import worker_log
 from tablereason.methods.rewoo.parse import (
     ParsedPlan,
     bounded,
-    parse_plan,
-    parse_plan_paper,
+    parse_worker_plan,
+    parse_worker_plan_paper,
 )
 from tablereason.methods.rewoo.workers import Workers
 from tablereason.methods.tool_tasks import (
@@ -166,7 +166,7 @@ class ReWOO:
         3
     """
 
-    name = "rewoo"
+    name: ClassVar[str] = "rewoo"
 
     def __init__(
         self,
@@ -245,7 +245,7 @@ class ReWOO:
     # ------------------------------------------------------------------ run
 
     def __call__(self, example: Example | str) -> Prediction:
-        """Same as :meth:`run` (so a ReWOO object is a method for the evaluation runner)."""
+        """Same as :meth:`run`, for code that calls the method as a function."""
         return self.run(example)
 
     def run(self, example: Example | str) -> Prediction:
@@ -297,7 +297,7 @@ class ReWOO:
             arguments={"attempt": attempt},
         ))  # fmt: skip
         try:
-            plan = parse_plan_paper(reply) if self._paper else parse_plan(reply)
+            plan = parse_worker_plan_paper(reply) if self._paper else parse_worker_plan(reply)
         except ParseError as err:
             step.error = str(err)
             raise _RunFailed(f"the plan could not be read: {err}") from None

@@ -2,13 +2,13 @@ r"""Reading a ReWOO plan: ``Plan:`` lines and ``#E<n> = Tool[input]`` evidence l
 
 Two readers share one typed result, :class:`ParsedPlan`:
 
-* :func:`parse_plan` (default profile) accepts any number of steps, spacing and case
+* :func:`parse_worker_plan` (default profile) accepts any number of steps, spacing and case
   variations (``#e3 : llm [ ... ]``), bullets and bold markers, a plan and its
   evidence line on one line, inputs with nested brackets or spread over several
   lines, and falls back to JSON (a list of ``{"plan", "tool", "input"}`` objects,
   or ``{"steps": [...]}``) when no evidence line is found. Lines it cannot read
   are kept in ``malformed``; nothing raises.
-* :func:`parse_plan_paper` reproduces the reference parser: only lines that start
+* :func:`parse_worker_plan_paper` reproduces the reference parser: only lines that start
   at column 0 count, ``#E10`` and above become the literal text "No evidence
   found", and an evidence line without ``=`` makes the whole run fail (raises
   :class:`~tablereason.errors.ParseError`, which the paper profile retries).
@@ -17,7 +17,7 @@ Evidence references (``#E2`` inside an input) become a dependency graph;
 :func:`execution_order` groups steps into waves that can run concurrently.
 
 Example:
-    >>> plan = parse_plan("Plan: find X\n#E1 = Wikipedia[X]\nPlan: ask\n#E2 = LLM[Who? #E1]")
+    >>> plan = parse_worker_plan("Plan: find X\n#E1 = Wikipedia[X]\nPlan: ask\n#E2 = LLM[Who? #E1]")
     >>> [(s.var, s.tool, s.input, s.depends_on) for s in plan.steps]
     [('#E1', 'Wikipedia', 'X', []), ('#E2', 'LLM', 'Who? #E1', ['#E1'])]
     >>> execution_order(plan.steps)
@@ -137,7 +137,7 @@ def _finish(plan: ParsedPlan, order: list[str], found: dict[str, PlanStep]) -> P
     return plan
 
 
-def parse_plan(text: str) -> ParsedPlan:
+def parse_worker_plan(text: str) -> ParsedPlan:
     r"""Read a planner reply leniently (default profile); never raises.
 
     Args:
@@ -148,7 +148,7 @@ def parse_plan(text: str) -> ParsedPlan:
         ``steps`` is empty and ``format`` is ``"none"``.
 
     Example:
-        >>> p = parse_plan("PLAN 1: look\n  #e1 : wikipedia [Oslo]\nnonsense")
+        >>> p = parse_worker_plan("PLAN 1: look\n  #e1 : wikipedia [Oslo]\nnonsense")
         >>> p.steps[0].tool, p.steps[0].input, p.malformed
         ('wikipedia', 'Oslo', ['nonsense'])
     """
@@ -257,14 +257,14 @@ def _json_steps(text: str) -> list[PlanStep]:
     return []
 
 
-def parse_plan_paper(text: str) -> ParsedPlan:
+def parse_worker_plan_paper(text: str) -> ParsedPlan:
     r"""Read a planner reply exactly as the reference parser does.
 
     Raises:
         ParseError: For an evidence line without ``=`` (the reference crashes there).
 
     Example:
-        >>> p = parse_plan_paper("Plan: a\n#E1 = LLM[x]\n #E2 = LLM[y]")
+        >>> p = parse_worker_plan_paper("Plan: a\n#E1 = LLM[x]\n #E2 = LLM[y]")
         >>> [s.var for s in p.steps], p.malformed
         (['#E1'], [' #E2 = LLM[y]'])
     """
@@ -292,7 +292,7 @@ def bounded(plan: ParsedPlan, max_steps: int | None) -> ParsedPlan:
     r"""``plan`` with at most ``max_steps`` evidence steps; a warning names those left out.
 
     Example:
-        >>> plan = bounded(parse_plan("#E1 = A[x]\n#E2 = B[y]\n#E3 = C[z]"), 2)
+        >>> plan = bounded(parse_worker_plan("#E1 = A[x]\n#E2 = B[y]\n#E3 = C[z]"), 2)
         >>> [s.var for s in plan.steps], plan.warnings
         (['#E1', '#E2'], ['more than 2 steps; not run: #E3'])
     """

@@ -9,10 +9,10 @@ reference loop (sequential, ``call.split("[", 1)``, last input character dropped
 evidence substituted as ``[evidence]``, exact tool names).
 
 Example:
-    >>> from tablereason.methods.rewoo.parse import parse_plan
+    >>> from tablereason.methods.rewoo.parse import parse_worker_plan
     >>> from tablereason.tools import Calculator
     >>> from tablereason.trace import Trace
-    >>> plan = parse_plan("#E1 = Calculator[2 + 3]\n#E2 = Calculator[#E1 * 2]")
+    >>> plan = parse_worker_plan("#E1 = Calculator[2 + 3]\n#E2 = Calculator[#E1 * 2]")
     >>> Workers([Calculator()]).run(plan, Trace())
     {'#E1': '5', '#E2': '10'}
 """
