@@ -14,9 +14,12 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
+from tablereason.datasets.example import Example
 from tablereason.errors import ConfigurationError
 from tablereason.llm.base import LLM
-from tablereason.resolve import build_method, resolve_llm, run_example, takes_table
+from tablereason.llm.resolve import resolve_llm
+from tablereason.methods.base import TableMethod
+from tablereason.methods.catalog import build_method
 from tablereason.table.io.readers import DELIMITERS, read_table_file, sniff_delimiter
 from tablereason.trace.record import Prediction
 
@@ -119,9 +122,8 @@ def ask(
     model = llm if llm is not None and not isinstance(llm, str) else resolve_llm(llm)
     task = options.pop("task", "wikitq")
     built = build_method(method, model, task=task, **options)
-    if takes_table(built):
-        prediction: Prediction = built.run(data, question)
-        return prediction
-    from tablereason.datasets.example import Example
-
-    return run_example(built, Example.from_table(data, question, dataset="ask"))
+    if isinstance(built, TableMethod):
+        # The same door with the table itself: Example.from_table copies every row into
+        # Python lists, which would multiply the memory of a question on a large file.
+        return built.run(data, question)
+    return built.run(Example.from_table(data, question, dataset="ask"))

@@ -61,7 +61,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 
 def _cmd_ask(args: argparse.Namespace) -> int:
     from tablereason.api import ask, load_table
-    from tablereason.resolve import resolve_llm
+    from tablereason.llm.resolve import resolve_llm
 
     # the table is read first: a bad file fails before any model is looked for
     table = load_table(args.table, caption=args.caption, delimiter=args.delimiter)
@@ -158,9 +158,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 def _cmd_merge(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from tablereason.evaluate.benchmark import RESULTS_FILE
     from tablereason.evaluate.merge import merge_inputs, merge_shards
     from tablereason.evaluate.report.page import summarize
+    from tablereason.evaluate.results import RESULTS_FILE
 
     paths, default = merge_inputs(args.inputs)
     out = Path(args.out) if args.out else default

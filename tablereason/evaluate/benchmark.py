@@ -31,12 +31,28 @@ from pydantic import BaseModel, Field
 from tablereason.errors import ConfigurationError
 from tablereason.evaluate.merge import check_merge_target
 from tablereason.evaluate.progress import ShardProgress
-from tablereason.evaluate.results import ResultFileError, RunConfig, read_results
+from tablereason.evaluate.results import (
+    CACHE_FILE,
+    RESULTS_FILE,
+    SHARDS_DIR,
+    RunConfig,
+    find_results,
+    read_results,
+    shard_file_name,
+)
 from tablereason.evaluate.runner import RunSummary, merge_results, run_evaluation
 from tablereason.llm.base import LLM
+from tablereason.llm.resolve import resolve_llm
+from tablereason.methods.catalog import build_method
 
-RESULTS_FILE = "results.jsonl"
-CACHE_FILE = "responses.sqlite"
+__all__ = [
+    "CACHE_FILE",
+    "RESULTS_FILE",
+    "BenchmarkSpec",
+    "find_results",
+    "run_benchmark",
+    "run_shard",
+]
 
 
 class BenchmarkSpec(BaseModel):
@@ -47,7 +63,7 @@ class BenchmarkSpec(BaseModel):
         out: Run folder.
         split: Split; the dataset's default when ``None``.
         method: Method name; the dataset's default method when ``None``.
-        model: Model spec (see :func:`tablereason.resolve.base_llm`); the environment's
+        model: Model spec (see :func:`tablereason.llm.base_llm`); the environment's
             default when ``None``.
         base_url: OpenAI-compatible server URL.
         endpoint: The server's API, ``"chat"`` or ``"completion"`` (``$OPENAI_ENDPOINT``,
@@ -93,7 +109,7 @@ class BenchmarkSpec(BaseModel):
         if shard is None:
             return Path(self.out) / RESULTS_FILE
         index, count = shard.split("/")
-        return Path(self.out) / "shards" / f"results-{index}-of-{count}.jsonl"
+        return Path(self.out) / SHARDS_DIR / shard_file_name(int(index), int(count))
 
     def cache_path(self) -> Path | None:
         """The response cache file, or ``None`` when caching is off."""
@@ -126,7 +142,6 @@ def run_shard(
     from tablereason import __version__
     from tablereason.datasets import DATASETS, load_dataset
     from tablereason.llm.usage import PriceTable
-    from tablereason.resolve import build_method, method_config, resolve_llm, run_example
 
     if spec.concurrency < 1:
         raise ConfigurationError(f"concurrency must be at least 1, got {spec.concurrency}")
@@ -149,7 +164,7 @@ def run_shard(
         options["seed"] = spec.seed
     method_name = spec.method or dataset.default_method
     method = build_method(method_name, model, task=spec.dataset, data_dir=spec.data_dir, **options)
-    described = method_config(method)
+    described = method.config()
     settings = described.get("settings") or {}
     config = RunConfig(
         dataset=spec.dataset,
@@ -175,12 +190,8 @@ def run_shard(
             backend=model.name,
         )
 
-    def call(example: Any) -> Any:
-        return run_example(method, example)
-
-    call.__name__ = method_name
     return run_evaluation(
-        call,
+        method,
         examples,
         spec.results_path(shard),
         config=config,
@@ -306,26 +317,4 @@ def _merged_summary(path: Path, parts: list[RunSummary]) -> RunSummary:
         tokens=sum(r.get("prompt_tokens", 0) + r.get("completion_tokens", 0) for r in records),
         wall_s=max((p.wall_s for p in parts), default=0.0),
         result=result,
-    )
-
-
-def find_results(path: str | os.PathLike[str]) -> Path:
-    """The result file of a run folder (or the file itself).
-
-    Raises:
-        ResultFileError: When there is none.
-
-    Example:
-        >>> find_results("runs/wikitq")  # doctest: +SKIP
-        PosixPath('runs/wikitq/results.jsonl')
-    """
-    target = Path(path)
-    if target.is_file():
-        return target
-    candidate = target / RESULTS_FILE
-    if candidate.is_file():
-        return candidate
-    raise ResultFileError(
-        f"no {RESULTS_FILE} in {str(target)!r}; give the folder passed to `tablereason eval "
-        "--out` (or a result file)"
     )

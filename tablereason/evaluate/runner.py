@@ -1,9 +1,11 @@
 """Run a method over examples: concurrent, streamed to JSON lines, resumable, shardable.
 
-A method is any callable ``method(example) -> Prediction`` (a bare answer is accepted
-too). Results go to a JSONL file (see :mod:`tablereason.evaluate.results`) as each
-example finishes; killing the run at any moment and rerunning with the same output
-path continues where it stopped, with no example lost or counted twice.
+A method is a :class:`~tablereason.methods.base.Method` (each example goes to
+``method.run(example)``), or any callable ``answer(example) -> Prediction`` (a bare
+answer is accepted too), for quick experiments. Results go to a JSONL file (see
+:mod:`tablereason.evaluate.results`) as each example finishes; killing the run at any
+moment and rerunning with the same output path continues where it stopped, with no
+example lost or counted twice.
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ from tablereason.evaluate.results import (
     open_results,
     read_results,
 )
+from tablereason.methods.base import Method
 from tablereason.metrics.scorers import METRICS, Metric, MetricResult
 from tablereason.trace.record import Prediction
 
-Method = Callable[[Example], Any]
+Answerer = Callable[[Example], "Prediction | str | list[str] | None"]
+"""A plain function that answers an example, runnable in place of a :class:`Method`."""
 
 
 def parse_shard(spec: str | None) -> tuple[int, int] | None:
@@ -126,7 +130,7 @@ def _score(metric: Metric, prediction: Prediction, example: Example) -> float:
 
 
 def _run_one(
-    method: Method,
+    answer: Answerer,
     example: Example,
     metric: Metric | None,
     traces: bool,
@@ -134,7 +138,7 @@ def _run_one(
 ) -> dict[str, Any]:
     started = time.perf_counter()
     try:
-        prediction = _as_prediction(method(example))
+        prediction = _as_prediction(answer(example))
     except Exception as exc:  # a failing example is recorded, never stops the run
         prediction = Prediction(error=f"{type(exc).__name__}: {exc}")
     duration = time.perf_counter() - started
@@ -180,7 +184,7 @@ def _run_one(
 
 
 def run_evaluation(
-    method: Method,
+    method: Method | Answerer,
     examples: Sequence[Example],
     out: str | os.PathLike[str],
     *,
@@ -197,7 +201,9 @@ def run_evaluation(
     """Run ``method`` on every example (of one shard) and stream results to ``out``.
 
     Args:
-        method: ``method(example) -> Prediction``; exceptions are recorded as failures.
+        method: A :class:`~tablereason.methods.base.Method` (run as
+            ``method.run(example)``) or a function ``answer(example) -> Prediction``;
+            exceptions are recorded as failures.
         examples: The examples asked for (the metric's denominator).
         out: Result file (JSON lines). An existing file of the same run is continued.
         config: Run configuration for the file's first line; built from the arguments
@@ -242,6 +248,7 @@ def run_evaluation(
         update={"shard": shard, "concurrency": concurrency, "metric": metric or config.metric}
     )
     scorer = METRICS.get(config.metric) if config.metric else None
+    answer: Answerer = method.run if isinstance(method, Method) else method
     mine = shard_examples(examples, shard)
     started = time.perf_counter()
     writer = open_results(out, config, sync_interval_s=sync_interval_s)
@@ -251,7 +258,7 @@ def run_evaluation(
     pool = executor or ThreadPoolExecutor(max_workers=concurrency)
     futures: list[Future[dict[str, Any]]] = []
     try:
-        futures = [pool.submit(_run_one, method, e, scorer, traces, price) for e in pending]
+        futures = [pool.submit(_run_one, answer, e, scorer, traces, price) for e in pending]
         for future in as_completed(futures):
             record = future.result()
             writer.write(record)

@@ -1,6 +1,10 @@
-"""Reasoning methods: each turns a table and a question into a ``Prediction``.
+"""Reasoning methods: each answers one example (a table and a question, ...) as a ``Prediction``.
 
-Methods are registered by name in :data:`METHODS`.
+Every method satisfies :class:`~tablereason.methods.base.Method` (``run(example)`` and
+``config()``); methods over a table and a question are
+:class:`~tablereason.methods.base.TableMethod` s, which also take ``run(table, question)``.
+They are registered by name in :data:`METHODS` (see :mod:`.catalog`); :func:`build_method`
+builds one.
 
 Example:
     >>> from tablereason.methods import METHODS
@@ -10,26 +14,15 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
-
+from tablereason.methods.base import Method, MethodSpec, TableMethod
 from tablereason.methods.baselines import ProgramOfThought, TextToSQL
+from tablereason.methods.catalog import METHODS, build_method, method_names
 from tablereason.methods.chain_of_table.method import ChainOfTable
 from tablereason.methods.chain_of_table.settings import PROFILES, ChainOfTableSettings
 from tablereason.methods.chameleon import ChainOfThought, Chameleon
 from tablereason.methods.chameleon import ProgramOfThought as ChameleonProgramOfThought
 from tablereason.methods.react import ReAct
 from tablereason.methods.rewoo.method import ReWOO
-from tablereason.registry import Registry
-
-METHODS: Registry[Any] = Registry("method")
-METHODS.register("chain_of_table", ChainOfTable)
-METHODS.register("program_of_thought", ProgramOfThought)
-METHODS.register("text_to_sql", TextToSQL)
-METHODS.register("rewoo", ReWOO)
-METHODS.register("react", ReAct)
-METHODS.register("chameleon", Chameleon)
-METHODS.register("chameleon_cot", ChainOfThought)
-METHODS.register("chameleon_pot", ChameleonProgramOfThought)
 
 __all__ = [
     "METHODS",
@@ -38,8 +31,14 @@ __all__ = [
     "ChainOfTableSettings",
     "ChainOfThought",
     "Chameleon",
+    "ChameleonProgramOfThought",
+    "Method",
+    "MethodSpec",
     "ProgramOfThought",
     "ReAct",
     "ReWOO",
+    "TableMethod",
     "TextToSQL",
+    "build_method",
+    "method_names",
 ]

@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlglot import exp
 
 from tablereason.errors import LLMError, SQLError
 from tablereason.llm.base import LLM, Request
+from tablereason.methods.base import TableMethod
 from tablereason.methods.code_extraction import extract_python, extract_sql
 from tablereason.prompts.render import render, template_hash, template_names
 from tablereason.sandbox.sql import SQLLimits, run_sql
@@ -99,8 +100,11 @@ def _question_text(question: str, unit: str | None, choices: list[str] | None) -
     return text
 
 
-class ProgramOfThought:
+class ProgramOfThought(TableMethod):
     """Program-of-Thought over a table (TabMWP, WikiTQ), executed in the sandbox.
+
+    A :class:`~tablereason.methods.base.TableMethod`: ``run(example)``, or
+    ``run(table, question, unit=..., choices=..., title=...)``.
 
     Args:
         llm: Any backend of the LLM protocol.
@@ -116,7 +120,7 @@ class ProgramOfThought:
         3
     """
 
-    name = "program_of_thought"
+    name: ClassVar[str] = "program_of_thought"
 
     def __init__(
         self,
@@ -192,7 +196,7 @@ class ProgramOfThought:
             repair=repair,
         )
 
-    def run(
+    def answer(
         self,
         table: Table,
         question: str,
@@ -201,7 +205,15 @@ class ProgramOfThought:
         unit: str | None = None,
         choices: list[str] | None = None,
     ) -> Prediction:
-        """Generate, verify and run programs until one yields an answer."""
+        """Generate, verify and run programs until one yields an answer.
+
+        Args:
+            table: The table (the program gets all of it as ``df``).
+            question: The question.
+            title: A title for the table (TabMWP).
+            unit: The answer's unit, shown after the question.
+            choices: Options to pick the answer from.
+        """
         trace = Trace(method=self.name, question=question)
 
         def generate(temperature: float, feedback: str | None) -> str:
@@ -251,8 +263,11 @@ class ProgramOfThought:
         return Prediction(answer=answer, trace=trace, error=error)
 
 
-class TextToSQL:
+class TextToSQL(TableMethod):
     """Text-to-SQL over a table (WikiTQ): one guarded SELECT, retried with the error as feedback.
+
+    A :class:`~tablereason.methods.base.TableMethod`: ``run(example)`` or
+    ``run(table, question)``.
 
     Args:
         llm: Any backend of the LLM protocol.
@@ -267,7 +282,7 @@ class TextToSQL:
         3
     """
 
-    name = "text_to_sql"
+    name: ClassVar[str] = "text_to_sql"
 
     def __init__(
         self,
@@ -334,7 +349,7 @@ class TextToSQL:
             repair=repair,
         )
 
-    def run(self, table: Table, question: str) -> Prediction:
+    def answer(self, table: Table, question: str) -> Prediction:
         """Ask for a query, run it in the SQL sandbox, answer with the result cells.
 
         A query that does not parse, is refused or fails (any

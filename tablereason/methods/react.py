@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -181,7 +181,7 @@ class ReAct:
         ('Act', 8)
     """
 
-    name = "react"
+    name: ClassVar[str] = "react"
 
     def __init__(
         self,
@@ -237,7 +237,7 @@ class ReAct:
         )
 
     def __call__(self, example: Example | str) -> Prediction:
-        """Same as :meth:`run` (so a ReAct object is a method for the evaluation runner)."""
+        """Same as :meth:`run`, for code that calls the method as a function."""
         return self.run(example)
 
     def run(self, example: Example | str) -> Prediction:

@@ -19,7 +19,7 @@ from fake_server import Fault
 from tablereason.cli import EXIT_NO_ANSWER, EXIT_OK, main
 from tablereason.llm import RetryingLLM, RetryPolicy
 from tablereason.llm.openai_backend import _OpenAIBase
-from tablereason.resolve import resolve_llm
+from tablereason.llm.resolve import resolve_llm
 
 KEY = "sk-proj-abcdefghijklmnop0123456789"
 

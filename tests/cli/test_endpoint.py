@@ -24,7 +24,7 @@ from tablereason.cli import EXIT_MODEL, EXIT_OK, EXIT_USAGE, main
 from tablereason.llm import OpenAIChat, OpenAICompletion, Request
 from tablereason.llm.errors import EmptyCompletionError
 from tablereason.llm.openai_backend import ENDPOINT_ENV
-from tablereason.resolve import base_llm
+from tablereason.llm.resolve import base_llm
 
 
 def _server_cut(text: str, stop: list[str]) -> tuple[str, str]:

@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from run_files import record, trace, write_run
 
-import tablereason.resolve as resolve
+import tablereason.llm.resolve as resolve
 from tablereason.cli import EXIT_INPUT, EXIT_OK, main
 from tablereason.llm import ScriptedLLM
 from tablereason.trace.console import print_trace

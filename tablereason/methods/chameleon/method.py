@@ -19,7 +19,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from tablereason.datasets.example import Example
 from tablereason.errors import ConfigurationError, TableReasonError
@@ -66,7 +66,7 @@ class Chameleon:
         18
     """
 
-    name = "chameleon"
+    name: ClassVar[str] = "chameleon"
 
     def __init__(
         self,
@@ -191,7 +191,7 @@ class Chameleon:
         return Prediction(answer=cache.answer, trace=trace, raw_answer=cache.raw_answer)
 
     def __call__(self, example: Example) -> Prediction:
-        """``run(example)``, so the method plugs into ``tablereason.evaluate.run_evaluation``."""
+        """Same as :meth:`run` on an example, for code that calls the method as a function."""
         return self.run(example)
 
     def _wrap(self, table: Table, question: str | None, **fields: Any) -> Example:

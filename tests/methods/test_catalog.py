@@ -1,0 +1,114 @@
+"""The method catalog and the one door: every method is built by name and run on an example."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tablereason.datasets import Example
+from tablereason.errors import ConfigurationError, UnknownNameError
+from tablereason.evaluate.runner import run_evaluation
+from tablereason.llm import LLM, ScriptedLLM
+from tablereason.methods import METHODS, Method, MethodSpec, TableMethod, build_method
+from tablereason.methods import method_names as exported_names
+from tablereason.methods.catalog import method_names
+from tablereason.table import Table
+from tablereason.tools import Calculator
+from tablereason.trace import Prediction
+
+TABLE = Table.from_records(["a"], [["1"]])
+EXAMPLE = Example.from_table(TABLE, "what is a?", dataset="d", id="e1", metadata={"k": 1})
+
+# Options that let every method be built without dataset files (ReWOO and ReAct read
+# the HotpotQA paragraphs for their default tools).
+OPTIONS: dict[str, dict[str, Any]] = {"rewoo": {"tools": [Calculator()]},
+                                      "react": {"tools": [Calculator()]}}  # fmt: skip
+
+
+def test_every_registered_method_is_a_method() -> None:
+    assert exported_names() == method_names() == METHODS.names()
+    assert method_names() == [
+        "chain_of_table", "program_of_thought", "text_to_sql", "rewoo", "react",
+        "chameleon", "chameleon_cot", "chameleon_pot",
+    ]  # fmt: skip
+    for name in method_names():
+        spec = METHODS.get(name)
+        assert isinstance(spec, MethodSpec)
+        method = build_method(name, ScriptedLLM(replies=[]), **OPTIONS.get(name, {}))
+        assert isinstance(method, Method), name
+        assert isinstance(method.config()["method"], str), name
+
+
+def test_the_task_and_data_folder_go_only_where_declared() -> None:
+    declared = {n: (METHODS.get(n).takes_task, METHODS.get(n).takes_data_dir) for n in METHODS}
+    assert declared == {
+        "chain_of_table": (True, False), "program_of_thought": (False, False),
+        "text_to_sql": (False, False), "rewoo": (True, True), "react": (True, True),
+        "chameleon": (True, False), "chameleon_cot": (True, False),
+        "chameleon_pot": (True, False),
+    }  # fmt: skip
+    method = build_method("chain_of_table", ScriptedLLM(replies=[]), task="wikitq")
+    assert method.config()["task"] == "wikitq"
+    # the baselines take neither: a task and a data folder are simply not passed
+    sql = build_method("text_to_sql", ScriptedLLM(replies=[]), task="wikitq", data_dir="/x")
+    assert sql.config()["method"] == "text_to_sql"
+    react = build_method("react", ScriptedLLM(replies=[]), task="scienceqa", **OPTIONS["react"])
+    assert react.config()["task"] == "scienceqa"
+
+
+class Plain(TableMethod):
+    name = "plain"
+
+    def __init__(self, llm: LLM, profile: str = "default") -> None:
+        self.profile = profile
+
+    def answer(self, table: Table, question: str, **options: Any) -> Prediction:
+        return Prediction(answer=f"{self.profile} {table.shape} {question}")
+
+    def config(self) -> dict[str, Any]:
+        return {"method": self.name, "settings": {"profile": self.profile}}
+
+
+def test_build_method_reports_unknown_names_and_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(METHODS._items, "plain", MethodSpec(Plain))
+    plain = build_method("plain", ScriptedLLM(replies=[]), task="wikitq", data_dir="/x")
+    assert plain.run(EXAMPLE).answer == "default (1, 1) what is a?"
+    with pytest.raises(ConfigurationError, match="does not accept"):
+        build_method("plain", ScriptedLLM(replies=[]), no_such=1)
+    with pytest.raises(UnknownNameError, match="did you mean 'plain'"):
+        build_method("plian", ScriptedLLM(replies=[]))
+
+
+def test_a_table_method_needs_a_table() -> None:
+    no_table = Example(dataset="hotpotqa", id="h", question="q", answer="a")
+    with pytest.raises(ConfigurationError, match="needs a table"):
+        Plain(ScriptedLLM(replies=[])).run(no_table)
+    assert Plain(ScriptedLLM(replies=[])).run(TABLE, "q").answer == "default (1, 1) q"
+
+
+def test_tabfact_cleaned_statement_reaches_chain_of_table() -> None:
+    llm = ScriptedLLM(fn=lambda request: " yes" if request.as_text().endswith(":") else "<END>")
+    method = build_method("chain_of_table", llm, task="tabfact", profile="paper")
+    example = EXAMPLE.model_copy(update={"metadata": {"cleaned_statement": "a is 1"}})
+    assert method.run(example).answer == "yes"
+
+
+def test_a_text_method_takes_the_example() -> None:
+    replies = [" add them\n#E1 = Calculator[2 + 3]", "5"]
+    rewoo = build_method("rewoo", ScriptedLLM(replies=replies), **OPTIONS["rewoo"])
+    example = Example(dataset="hotpotqa", id="q1", question="What is 2 + 3?", answer="5")
+    assert rewoo.run(example).answer == "5"
+
+
+def test_the_runner_calls_run_on_a_method(tmp_path: Any) -> None:
+    class Counted(Plain):
+        calls = 0
+
+        def answer(self, table: Table, question: str, **options: Any) -> Prediction:
+            Counted.calls += 1
+            return Prediction(answer="1")
+
+    summary = run_evaluation(Counted(ScriptedLLM(replies=[])), [EXAMPLE], tmp_path / "r.jsonl",
+                             progress=False)  # fmt: skip
+    assert Counted.calls == 1 and summary.ran == 1 and summary.failed == 0
