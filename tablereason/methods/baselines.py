@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlglot import exp
 
-from tablereason.errors import LLMError, SQLError
+from tablereason.errors import ConfigurationError, LLMError, SQLError
 from tablereason.llm.base import LLM, Request
 from tablereason.methods.base import TableMethod
 from tablereason.methods.code_extraction import extract_python, extract_sql
@@ -204,6 +204,7 @@ class ProgramOfThought(TableMethod):
         title: str | None = None,
         unit: str | None = None,
         choices: list[str] | None = None,
+        **options: Any,
     ) -> Prediction:
         """Generate, verify and run programs until one yields an answer.
 
@@ -213,7 +214,15 @@ class ProgramOfThought(TableMethod):
             title: A title for the table (TabMWP).
             unit: The answer's unit, shown after the question.
             choices: Options to pick the answer from.
+            **options: None other is known; any raises :class:`ConfigurationError`.
+
+        Raises:
+            ConfigurationError: For an unknown option.
         """
+        if options:
+            raise ConfigurationError(
+                f"{self.name} takes no options {sorted(options)}; it knows title, unit, choices"
+            )
         trace = Trace(method=self.name, question=question)
 
         def generate(temperature: float, feedback: str | None) -> str:
@@ -349,7 +358,7 @@ class TextToSQL(TableMethod):
             repair=repair,
         )
 
-    def answer(self, table: Table, question: str) -> Prediction:
+    def answer(self, table: Table, question: str, **options: Any) -> Prediction:
         """Ask for a query, run it in the SQL sandbox, answer with the result cells.
 
         A query that does not parse, is refused or fails (any
@@ -358,7 +367,12 @@ class TextToSQL(TableMethod):
         none works the prediction has an empty answer and the last error. Only a model
         failure (:class:`~tablereason.errors.LLMError`) ends the run early, also as an
         error on the prediction.
+
+        Raises:
+            ConfigurationError: For any option (Text-to-SQL takes none).
         """
+        if options:
+            raise ConfigurationError(f"{self.name} takes no options, got {sorted(options)}")
         trace = Trace(method=self.name, question=question)
         frame = table.to_pandas().astype(str)
         frame.columns = code_column_names(table.columns)

@@ -112,3 +112,11 @@ def test_the_runner_calls_run_on_a_method(tmp_path: Any) -> None:
     summary = run_evaluation(Counted(ScriptedLLM(replies=[])), [EXAMPLE], tmp_path / "r.jsonl",
                              progress=False)  # fmt: skip
     assert Counted.calls == 1 and summary.ran == 1 and summary.failed == 0
+
+
+def test_the_baselines_refuse_unknown_options() -> None:
+    for name in ("program_of_thought", "text_to_sql"):
+        method = build_method(name, ScriptedLLM(replies=[]))
+        assert isinstance(method, TableMethod)
+        with pytest.raises(ConfigurationError, match="takes no options"):
+            method.run(TABLE, "q", no_such=1)
