@@ -38,7 +38,7 @@ from tablereason.evaluate.results import read_results  # noqa: E402
 from tablereason.evaluate.runner import run_evaluation  # noqa: E402
 from tablereason.llm import OpenAIChat, Request, Usage  # noqa: E402
 from tablereason.llm.openai_backend import Transport  # noqa: E402
-from tablereason.resolve import resolve_llm  # noqa: E402
+from tablereason.llm import resolve_llm  # noqa: E402
 from tablereason.trace import Prediction, Trace, TraceStep  # noqa: E402
 
 

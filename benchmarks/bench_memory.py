@@ -81,7 +81,7 @@ def child(mode: str, path: str) -> None:
     import tablereason.api as api
     import tablereason.cli as cli
     import tablereason.methods.chain_of_table  # noqa: F401 - imported before the baseline
-    import tablereason.resolve as resolve
+    import tablereason.llm.resolve as resolve
     from tablereason.table import Table
 
     llm = _scripted()

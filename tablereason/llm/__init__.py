@@ -20,46 +20,109 @@ Example:
 
 from __future__ import annotations
 
-from tablereason.llm.base import (
-    LLM,
-    Choice,
-    Completion,
-    Message,
-    Request,
-    SyncLLM,
-    TokenLogprob,
-    Usage,
-)
-from tablereason.llm.cache import CachedLLM, CacheStats, ResponseStore, cache_key
-from tablereason.llm.errors import (
-    BudgetExceededError,
-    CacheMissError,
-    ContextLengthError,
-    DuplicateReplyError,
-    EmptyCompletionError,
-    MalformedReplyError,
-    RetriesExhaustedError,
-    TransientLLMError,
-    is_retryable,
-)
-from tablereason.llm.limits import ConcurrencyLimit, LimitedLLM
-from tablereason.llm.local import LocalLlama
-from tablereason.llm.model_files import cache_dir, default_model_path
-from tablereason.llm.openai_backend import OpenAIChat, OpenAICompletion
-from tablereason.llm.resolve import LOCAL_MODEL, base_llm, resolve_llm
-from tablereason.llm.retry import RetryingLLM, RetryPolicy
-from tablereason.llm.scripted import ScriptedLLM
-from tablereason.llm.selection import default, stack
-from tablereason.llm.usage import (
-    REFERENCE_PRICES,
-    Budget,
-    Price,
-    PriceTable,
-    TrackedLLM,
-    UsageSummary,
-    UsageTracker,
-)
-from tablereason.llm.wrapping import LLMWrapper
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Public names load on first use (name -> defining module), so that a module that needs one
+# piece (the trace needs ``Usage``) does not load every backend and wrapper.
+_LAZY = {
+    "LLM": "tablereason.llm.base",
+    "Choice": "tablereason.llm.base",
+    "Completion": "tablereason.llm.base",
+    "Message": "tablereason.llm.base",
+    "Request": "tablereason.llm.base",
+    "SyncLLM": "tablereason.llm.base",
+    "TokenLogprob": "tablereason.llm.base",
+    "Usage": "tablereason.llm.base",
+    "CachedLLM": "tablereason.llm.cache",
+    "CacheStats": "tablereason.llm.cache",
+    "ResponseStore": "tablereason.llm.cache",
+    "cache_key": "tablereason.llm.cache",
+    "BudgetExceededError": "tablereason.llm.errors",
+    "CacheMissError": "tablereason.llm.errors",
+    "ContextLengthError": "tablereason.llm.errors",
+    "DuplicateReplyError": "tablereason.llm.errors",
+    "EmptyCompletionError": "tablereason.llm.errors",
+    "MalformedReplyError": "tablereason.llm.errors",
+    "RetriesExhaustedError": "tablereason.llm.errors",
+    "TransientLLMError": "tablereason.llm.errors",
+    "is_retryable": "tablereason.llm.errors",
+    "ConcurrencyLimit": "tablereason.llm.limits",
+    "LimitedLLM": "tablereason.llm.limits",
+    "LocalLlama": "tablereason.llm.local",
+    "cache_dir": "tablereason.llm.model_files",
+    "default_model_path": "tablereason.llm.model_files",
+    "OpenAIChat": "tablereason.llm.openai_backend",
+    "OpenAICompletion": "tablereason.llm.openai_backend",
+    "LOCAL_MODEL": "tablereason.llm.resolve",
+    "base_llm": "tablereason.llm.resolve",
+    "resolve_llm": "tablereason.llm.resolve",
+    "RetryingLLM": "tablereason.llm.retry",
+    "RetryPolicy": "tablereason.llm.retry",
+    "ScriptedLLM": "tablereason.llm.scripted",
+    "default": "tablereason.llm.selection",
+    "stack": "tablereason.llm.selection",
+    "REFERENCE_PRICES": "tablereason.llm.usage",
+    "Budget": "tablereason.llm.usage",
+    "Price": "tablereason.llm.usage",
+    "PriceTable": "tablereason.llm.usage",
+    "TrackedLLM": "tablereason.llm.usage",
+    "UsageSummary": "tablereason.llm.usage",
+    "UsageTracker": "tablereason.llm.usage",
+    "LLMWrapper": "tablereason.llm.wrapping",
+}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.llm.base import (
+        LLM,
+        Choice,
+        Completion,
+        Message,
+        Request,
+        SyncLLM,
+        TokenLogprob,
+        Usage,
+    )
+    from tablereason.llm.cache import CachedLLM, CacheStats, ResponseStore, cache_key
+    from tablereason.llm.errors import (
+        BudgetExceededError,
+        CacheMissError,
+        ContextLengthError,
+        DuplicateReplyError,
+        EmptyCompletionError,
+        MalformedReplyError,
+        RetriesExhaustedError,
+        TransientLLMError,
+        is_retryable,
+    )
+    from tablereason.llm.limits import ConcurrencyLimit, LimitedLLM
+    from tablereason.llm.local import LocalLlama
+    from tablereason.llm.model_files import cache_dir, default_model_path
+    from tablereason.llm.openai_backend import OpenAIChat, OpenAICompletion
+    from tablereason.llm.resolve import LOCAL_MODEL, base_llm, resolve_llm
+    from tablereason.llm.retry import RetryingLLM, RetryPolicy
+    from tablereason.llm.scripted import ScriptedLLM
+    from tablereason.llm.selection import default, stack
+    from tablereason.llm.usage import (
+        REFERENCE_PRICES,
+        Budget,
+        Price,
+        PriceTable,
+        TrackedLLM,
+        UsageSummary,
+        UsageTracker,
+    )
+    from tablereason.llm.wrapping import LLMWrapper
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tablereason.llm' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "LLM",
