@@ -44,14 +44,15 @@ _LAZY = {
     "Step": "tablereason.table",
     "operations": "tablereason.operations",
     "ask": "tablereason.api",
-    "load_table": "tablereason.api",
+    "load_table": "tablereason.table.io.load",
     "Prediction": "tablereason.trace",
     "Trace": "tablereason.trace",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason import operations
-    from tablereason.api import ask, load_table
+    from tablereason.api import ask
+    from tablereason.table.io.load import load_table
     from tablereason.table.value import Step, Table
     from tablereason.trace.record import Prediction, Trace
 

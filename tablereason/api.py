@@ -1,4 +1,6 @@
-"""One-line entry points: :func:`ask` a question about a table, :func:`load_table` from a file.
+"""The one-line entry point: :func:`ask` a question about a table.
+
+:func:`load_table` is re-exported from :mod:`tablereason.table.io.load`.
 
 Example:
     >>> import tablereason as tr  # doctest: +SKIP
@@ -10,9 +12,7 @@ Example:
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import Any
 
 from tablereason.datasets.example import Example
 from tablereason.errors import ConfigurationError
@@ -20,59 +20,11 @@ from tablereason.llm.base import LLM
 from tablereason.llm.resolve import resolve_llm
 from tablereason.methods.base import TableMethod
 from tablereason.methods.catalog import build_method
-from tablereason.table.io.readers import DELIMITERS, read_table_file, sniff_delimiter
+from tablereason.table.io.load import TableSource, load_table
+from tablereason.table.io.readers import DELIMITERS, sniff_delimiter
 from tablereason.trace.record import Prediction
 
-if TYPE_CHECKING:  # pragma: no cover
-    import pandas as pd
-
-    from tablereason.table.value import Table
-
-TableSource = Union["Table", "pd.DataFrame", str, os.PathLike]
-"""What :func:`ask` and :func:`load_table` accept: a Table, a DataFrame or a file path."""
-
 __all__ = ["DELIMITERS", "TableSource", "ask", "load_table", "sniff_delimiter"]
-
-
-def load_table(
-    source: TableSource, *, caption: str | None = None, delimiter: str | None = None
-) -> Table:
-    """Read a table from a :class:`~tablereason.table.Table`, a DataFrame or a file.
-
-    Files: CSV (WikiTableQuestions' backslash escapes or standard doubled quotes), TSV,
-    CSV exported by Excel (byte-order mark, ``;`` separators, a ``sep=;`` first line,
-    Windows-1252 text), JSON (a list of records, a list of rows with the header first,
-    ``{"columns": [...], "data": [[...]]}`` or ``{"header": [...], "rows": [[...]]}``),
-    JSON lines (one record per line) and ``.xlsx`` (needs ``openpyxl``).
-
-    Args:
-        source: The table, a pandas DataFrame, or a path.
-        caption: Caption for tables read from a DataFrame or a file.
-        delimiter: Field separator for text files; guessed from the file when ``None``.
-
-    Returns:
-        The table; cells are text exactly as given.
-
-    Raises:
-        TableParseError: When the file cannot be read as a table.
-        ConfigurationError: When ``source`` is of an unsupported type.
-
-    Example:
-        >>> load_table("examples/taymyr_births.csv").columns[:2]
-        ['Column 1', 'Average population (x 1000)']
-    """
-    from tablereason.table.value import Table
-
-    if isinstance(source, Table):
-        return source
-    if isinstance(source, (str, os.PathLike)):
-        return read_table_file(Path(source), caption, delimiter)
-    if type(source).__name__ == "DataFrame":
-        return Table.from_pandas(source, caption=caption)
-    raise ConfigurationError(
-        f"cannot read a table from {type(source).__name__}; pass a Table, a pandas DataFrame "
-        "or the path of a CSV, TSV, JSON or Excel file"
-    )
 
 
 def ask(
