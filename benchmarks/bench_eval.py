@@ -36,9 +36,13 @@ from tablereason.datasets import Example  # noqa: E402
 from tablereason.evaluate.benchmark import BenchmarkSpec, run_benchmark  # noqa: E402
 from tablereason.evaluate.results import read_results  # noqa: E402
 from tablereason.evaluate.runner import run_evaluation  # noqa: E402
-from tablereason.llm import OpenAIChat, Request, Usage  # noqa: E402
+from tablereason.llm import (  # noqa: E402
+    OpenAIChat,
+    Request,
+    Usage,
+    resolve_llm,
+)
 from tablereason.llm.openai_backend import Transport  # noqa: E402
-from tablereason.llm import resolve_llm  # noqa: E402
 from tablereason.trace import Prediction, Trace, TraceStep  # noqa: E402
 
 

@@ -80,8 +80,8 @@ def child(mode: str, path: str) -> None:
     """Run one mode in this process and print its figures as JSON."""
     import tablereason.api as api
     import tablereason.cli as cli
-    import tablereason.methods.chain_of_table  # noqa: F401 - imported before the baseline
     import tablereason.llm.resolve as resolve
+    import tablereason.methods.chain_of_table  # noqa: F401 - imported before the baseline
     from tablereason.table import Table
 
     llm = _scripted()

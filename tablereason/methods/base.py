@@ -1,4 +1,4 @@
-"""The Method contract: one door, ``run(example) -> Prediction``, for ``ask``, the harness and the CLI.
+"""The Method contract: one door, ``run(example) -> Prediction``, for ``ask``, harness and CLI.
 
 A method is built with its LLM (and its options), then answers one
 :class:`~tablereason.datasets.Example` at a time. It never raises on a bad model reply:

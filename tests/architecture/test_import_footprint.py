@@ -30,7 +30,11 @@ def test_a_method_loads_nothing_of_the_harness_or_the_cli() -> None:
 
 @pytest.mark.parametrize(
     "statement",
-    ["import tablereason.methods", "from tablereason.methods import METHODS", "import tablereason.tools"],
+    [
+        "import tablereason.methods",
+        "from tablereason.methods import METHODS",
+        "import tablereason.tools",
+    ],
 )
 def test_methods_and_tools_load_nothing_of_the_harness(statement: str) -> None:
     assert ours(loaded(statement), "evaluate", "cli") == []
@@ -60,6 +64,6 @@ def test_import_tablereason_is_cheap() -> None:
             text=True,
             check=True,
         )
-        line = next(l for l in out.stderr.splitlines() if re.search(r"\| tablereason$", l))
+        line = next(x for x in out.stderr.splitlines() if re.search(r"\| tablereason$", x))
         times.append(int(line.split("|")[1]) / 1000)
     assert min(times) < 10, f"import tablereason took {min(times):.1f} ms at best"

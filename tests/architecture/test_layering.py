@@ -30,8 +30,10 @@ ALLOWED: dict[str, set[str]] = {
     "sandbox": {"errors", "registry", "table"},
     "trace": {"errors", "table", "llm"},
     "metrics": {"errors", "registry", "datasets"},
-    "tools": {"errors", "registry", "table", "operations", "sandbox", "llm", "prompts", "trace",
-              "datasets"},  # fmt: skip
+    "tools": {
+        "errors", "registry", "table", "operations", "sandbox", "llm", "prompts", "trace",
+        "datasets",
+    },
     "methods": EVERYTHING - {"evaluate", "cli", "api"},
     "evaluate": EVERYTHING - {"cli", "api"},
     "api": {"errors", "table", "llm", "methods", "trace", "datasets"},
