@@ -1,0 +1,1 @@
+"""Prompt templates shipped as package text files, one folder per method; ``render`` fills them."""

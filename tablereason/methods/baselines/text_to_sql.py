@@ -1,0 +1,169 @@
+"""Text-to-SQL: one guarded DuckDB SELECT over the table ``t``, retried with the error shown."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from sqlglot import exp
+
+from tablereason.errors import ConfigurationError, LLMError, SQLError
+from tablereason.llm.base import LLM, Request
+from tablereason.methods.base import TableMethod
+from tablereason.methods.baselines.code_text import (
+    SQL_START,
+    SQL_STOP,
+    answer_text,
+    code_column_names,
+    one_line,
+)
+from tablereason.methods.code_extraction import extract_sql
+from tablereason.prompts.render import render, template_hash, template_names
+from tablereason.sandbox.sql import SQLLimits, run_sql
+from tablereason.trace.record import Prediction, Trace, TraceStep
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.table.value import Table
+
+
+class TextToSQL(TableMethod):
+    """Text-to-SQL over a table (WikiTQ): one guarded SELECT, retried with the error as feedback.
+
+    A :class:`~tablereason.methods.base.TableMethod`: ``run(example)`` or
+    ``run(table, question)``.
+
+    Args:
+        llm: Any backend of the LLM protocol.
+        patience: Most queries to ask for.
+        limits: SQL limits (time, memory, rows).
+        max_rows: Rows shown in the prompt.
+        max_tokens: Completion budget per query.
+
+    Example:
+        >>> from tablereason.llm import ScriptedLLM
+        >>> TextToSQL(ScriptedLLM(replies=[])).patience
+        3
+    """
+
+    name: ClassVar[str] = "text_to_sql"
+
+    def __init__(
+        self,
+        llm: LLM,
+        patience: int = 3,
+        limits: SQLLimits | None = None,
+        max_rows: int | None = 20,
+        max_tokens: int = 256,
+    ) -> None:
+        self.llm = llm
+        self.patience = max(1, patience)
+        self.limits = limits or SQLLimits()
+        self.max_rows = max_rows
+        self.max_tokens = max_tokens
+
+    def config(self) -> dict[str, Any]:
+        """Settings and a hash of every prompt template, for run configurations."""
+        return {
+            "method": self.name,
+            "settings": {
+                "patience": self.patience,
+                "max_rows": self.max_rows,
+                "max_tokens": self.max_tokens,
+            },
+            "prompts": {n: template_hash(n) for n in template_names("baselines")},
+        }
+
+    def prompt(
+        self,
+        table: Table,
+        question: str,
+        *,
+        failed_query: str | None = None,
+        error: str | None = None,
+    ) -> str:
+        """The query-generation prompt; it ends with ``SQL: SELECT``.
+
+        Below the table, a ``Columns:`` line lists the column names as SQL identifiers
+        (see :func:`code_column_names`), the names the query runs against.
+
+        Args:
+            table: The table ``t`` (shown as text, at most ``max_rows`` rows).
+            question: The question.
+            failed_query: The last query, when it failed (a retry).
+            error: Why it failed, stated with the query above ``SQL: SELECT``.
+        """
+        repair = ""
+        if error is not None:
+            repair = render(
+                "baselines/text_to_sql_repair",
+                query=one_line(failed_query or "") or "(no query in the reply)",
+                error=one_line(error),
+            ) + "\n"  # fmt: skip
+        columns = ", ".join(
+            exp.to_identifier(name, quoted=True).sql(dialect="duckdb")
+            for name in code_column_names(table.columns)
+        )
+        return render(
+            "baselines/text_to_sql",
+            caption=f" ({table.caption})" if table.caption else "",
+            table=table.to_pipe(max_rows=self.max_rows, caption=False),
+            columns=columns,
+            question=question,
+            repair=repair,
+        )
+
+    def answer(self, table: Table, question: str, **options: Any) -> Prediction:
+        """Ask for a query, run it in the SQL sandbox, answer with the result cells.
+
+        A query that does not parse, is refused or fails (any
+        :class:`~tablereason.errors.SQLError`), or returns no rows, is recorded on its
+        trace step and asked for again with the error (up to ``patience`` queries); when
+        none works the prediction has an empty answer and the last error. Only a model
+        failure (:class:`~tablereason.errors.LLMError`) ends the run early, also as an
+        error on the prediction.
+
+        Raises:
+            ConfigurationError: For any option (Text-to-SQL takes none).
+        """
+        if options:
+            raise ConfigurationError(f"{self.name} takes no options, got {sorted(options)}")
+        trace = Trace(method=self.name, question=question)
+        frame = table.to_pandas().astype(str)
+        frame.columns = code_column_names(table.columns)
+        query: str | None = None
+        feedback: str | None = None
+        last_error = "no query was generated"
+        for attempt in range(self.patience):
+            text = self.prompt(table, question, failed_query=query, error=feedback)
+            started = time.perf_counter()
+            try:
+                completion = self.llm.complete(Request(
+                    prompt=text, temperature=0.0 if attempt == 0 else 0.3,
+                    max_tokens=self.max_tokens, stop=SQL_STOP, call_site="baselines/text_to_sql",
+                ))  # fmt: skip
+            except LLMError as exc:
+                return Prediction(answer="", trace=trace, error=str(exc))
+            query = extract_sql(completion.text, prefix=SQL_START)
+            step = trace.add(TraceStep(
+                kind="sql", name="text_to_sql", prompt_name="text_to_sql",
+                raw=[completion.text], arguments={"query": query, "attempt": attempt + 1},
+                usage=completion.usage,
+            ))  # fmt: skip
+            try:
+                result = run_sql({"t": frame}, query, self.limits)
+            except SQLError as exc:
+                step.error = last_error = str(exc)
+                step.duration_s = time.perf_counter() - started
+                feedback = last_error
+                continue
+            step.duration_s = time.perf_counter() - started
+            cells = [answer_text(row[0]) for row in result.rows if row and row[0] is not None]
+            step.arguments["rows"] = [list(map(str, row)) for row in result.rows[:20]]
+            if not cells:
+                step.error = last_error = "the query returned no rows"
+                feedback = last_error
+                continue
+            answer = [str(c) for c in cells]
+            trace.add(TraceStep(kind="answer", name="sql_result", arguments={"answer": answer}))
+            return Prediction(answer=answer, trace=trace)
+        return Prediction(answer="", trace=trace, error=last_error)
