@@ -208,7 +208,15 @@ def table(rows: Sequence[dict[str, Any]], cols: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-def make_llm(kind: str) -> LLM:
+def make_llm(kind: str, cache: Path | None = None, offline: bool = False) -> LLM:
+    if cache is not None:
+        from tablereason.llm import stack
+
+        if offline:  # replay only: a request that changed is a cache miss and an error
+            from tablereason.llm import LocalLlama
+
+            return stack(LocalLlama(n_ctx=16384), cache=cache, offline=True)  # never loaded
+        return stack(make_llm(kind), cache=cache)
     if kind == "local":
         from tablereason.llm import LocalLlama
 
@@ -233,6 +241,18 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--out", type=Path, default=None, help="write all results as JSON")
     parser.add_argument("--no-timing", action="store_true", help="skip the 10-row timing")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        help="record every request and reply in this response cache (SQLite)",
+    )
+    parser.add_argument(
+        "--offline",
+        action="store_true",
+        help="with --cache: answer only from the cache, so any request that differs from "
+        "the recorded run fails (a check that a change kept every prompt)",
+    )
     parser.add_argument(
         "--log",
         type=Path,
@@ -280,7 +300,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                 f"{t['prompt_tokens']} prompt tokens"
             )
         return {"summary": summary, "pairs": pairs}
-    llm = make_llm(args.llm)
+    llm = make_llm(args.llm, args.cache, args.offline)
     profiles = args.profiles.split(",")
     examples = tabfact_sample(args.data, args.tabfact) + wikitq_sample(args.data, args.wikitq)
     examples = [e for e in examples if e["table"].num_rows > args.min_rows]
