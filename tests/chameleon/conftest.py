@@ -1,9 +1,10 @@
-"""Fixtures for the Chameleon tests: small cut-outs of TabMWP and ScienceQA, a sandbox,
-and a scripted model that answers by call site."""
+"""Fixtures for the Chameleon tests: small cut-outs of TabMWP and ScienceQA, and a sandbox.
+
+The scripted model that answers by module is :func:`support.chameleon_replies.routed`.
+"""
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,8 +13,6 @@ import pytest
 from tablereason.datasets.example import Example
 from tablereason.datasets.scienceqa import read_scienceqa
 from tablereason.datasets.tabmwp import read_tabmwp
-from tablereason.errors import LLMError
-from tablereason.llm import Request, ScriptedLLM
 from tablereason.sandbox import PythonSandbox
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "chameleon"
@@ -34,16 +33,3 @@ def box() -> Iterator[PythonSandbox]:
     sandbox = PythonSandbox(workers=1)
     yield sandbox
     sandbox.close()
-
-
-def routed(**replies: list[str]) -> ScriptedLLM:
-    """A scripted model with one reply queue per module (``chameleon/<module>``)."""
-    queues = {site: deque(texts) for site, texts in replies.items()}
-
-    def answer(request: Request) -> str:
-        site = request.call_site.removeprefix("chameleon/")
-        if not queues.get(site):
-            raise LLMError(f"no scripted reply left for {site!r}")
-        return queues[site].popleft()
-
-    return ScriptedLLM(fn=answer)

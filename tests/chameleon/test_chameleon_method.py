@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from support.chameleon_replies import routed
 
 from tablereason.datasets.example import Example
 from tablereason.errors import ConfigurationError, LLMError
@@ -19,7 +20,6 @@ from tablereason.methods.chameleon import (
 )
 from tablereason.sandbox import PythonSandbox
 from tablereason.table import Table
-from tests.chameleon.conftest import routed
 
 COINS_PROGRAM = "coins = [76, 94, 86, 84, 80, 83, 82, 87]\nans = sum(coins) / len(coins)"
 

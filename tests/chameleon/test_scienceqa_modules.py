@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.chameleon_replies import routed
 
 from tablereason.datasets import load_dataset
 from tablereason.datasets.example import Example
@@ -15,7 +16,6 @@ from tablereason.methods.chameleon.answers import choose_scienceqa
 from tablereason.methods.chameleon.inventory import MODULES
 from tablereason.methods.chameleon.scienceqa_modules import RUNNERS
 from tablereason.methods.chameleon.session import ChainRun
-from tests.chameleon.conftest import routed
 
 
 class FakeSearch:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from support.chameleon_replies import routed
 
 from tablereason.datasets.example import Example
 from tablereason.errors import ParseError
@@ -13,7 +14,6 @@ from tablereason.methods.chameleon.inventory import MODULES
 from tablereason.methods.chameleon.session import ChainRun
 from tablereason.methods.chameleon.tabmwp_modules import RUNNERS, parse_columns, parse_rows
 from tablereason.sandbox import PythonSandbox
-from tests.chameleon.conftest import routed
 
 
 def make_run(example: Example, llm: Any, box: PythonSandbox | None = None,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from cli_helpers import EXAMPLE, QUESTION
-from scripted_server import taymyr_reply
+from support.scripted_server import taymyr_reply
+from support.taymyr import EXAMPLE, QUESTION
 
 from tablereason.api import ask
 from tablereason.errors import ConfigurationError, UnknownNameError

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import re
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import EXAMPLE, QUESTION
-from scripted_server import ScriptedServer
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
-
-from fake_server import Fault
+from support.fake_server import Fault
+from support.scripted_server import ScriptedServer
+from support.taymyr import EXAMPLE, QUESTION
 
 from tablereason.cli import EXIT_NO_ANSWER, EXIT_OK, main
 from tablereason.llm import RetryingLLM, RetryPolicy

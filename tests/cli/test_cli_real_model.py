@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import EXAMPLE, QUESTION
+from support.taymyr import EXAMPLE, QUESTION
 
 
 @pytest.mark.real_model

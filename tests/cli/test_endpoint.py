@@ -8,17 +8,13 @@ the first character, so a ``"\n"`` stop empties the reply unless the client asks
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
-
-from cli_helpers import EXAMPLE, QUESTION
-from scripted_server import Reply, ScriptedServer, taymyr_reply
+from support.scripted_server import Reply, ScriptedServer, taymyr_reply
+from support.taymyr import EXAMPLE, QUESTION, REPO
 
 from tablereason.cli import EXIT_MODEL, EXIT_OK, EXIT_USAGE, main
 from tablereason.llm import OpenAIChat, OpenAICompletion, Request
@@ -137,8 +133,6 @@ def test_bad_endpoint_settings_are_usage_errors(
 def test_eval_takes_the_endpoint_option(
     leading_newlines: StoppingServer, tmp_path: Path, capsys
 ) -> None:
-    from cli_helpers import REPO
-
     data = REPO / "tests" / "fixtures" / "datasets" / "tabfact_official"
     argv = ["eval", "--dataset", "tabfact", "--data-dir", str(data), "--limit", "2"]
     code = main([*argv, "--out", str(tmp_path / "run"), "--quiet", "--endpoint", "completion"])

@@ -7,16 +7,12 @@ shows that the tool read the paragraphs of the folder given on the command line.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
-
-from cli_helpers import REPO
-from scripted_server import ScriptedServer
+from support.scripted_server import ScriptedServer
+from support.taymyr import REPO
 
 from tablereason.cli import EXIT_OK, main
 from tablereason.datasets import DATA_DIR_ENV

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from cli_helpers import EXAMPLE
+from support.taymyr import EXAMPLE
 
 from tablereason.api import load_table, sniff_delimiter
 from tablereason.errors import ConfigurationError, TableParseError

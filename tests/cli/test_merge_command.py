@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from scripted_server import ScriptedServer, wikitq_reply
+from support.scripted_server import ScriptedServer, wikitq_reply
 
 from tablereason.cli import EXIT_INPUT, EXIT_OK, EXIT_USAGE, main
 from tablereason.datasets import load_dataset

@@ -7,6 +7,8 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from support.chameleon_replies import routed
+
 from tablereason.datasets import Example
 from tablereason.datasets.tabmwp import read_tabmwp
 from tablereason.evaluate import METRICS
@@ -15,7 +17,6 @@ from tablereason.evaluate.report import render_report, summarize
 from tablereason.evaluate.runner import run_evaluation, score_results
 from tablereason.metrics.scorers import MetricResult, raw_prediction_answer
 from tablereason.trace import Prediction
-from tests.chameleon.conftest import routed
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "chameleon"
 PAPER = "tabmwp_accuracy_paper"

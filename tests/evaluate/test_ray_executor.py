@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
-
-from scripted_server import ScriptedServer, wikitq_reply
+from support.scripted_server import ScriptedServer, wikitq_reply
 
 from tablereason.errors import ConfigurationError
 from tablereason.evaluate.benchmark import BenchmarkSpec, run_benchmark

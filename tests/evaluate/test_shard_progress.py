@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import io
 import re
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
-
-from scripted_server import wikitq_reply
+from support.scripted_server import wikitq_reply
 
 from tablereason.datasets import load_dataset
 from tablereason.evaluate.benchmark import BenchmarkSpec, run_benchmark

@@ -1,14 +1,9 @@
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
-
-from fake_server import FakeOpenAIServer, FakeSleep
+from support.fake_server import FakeOpenAIServer, FakeSleep
 
 from tablereason.llm.openai_backend import _OpenAIBase
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_server import FakeOpenAIServer
+from support.fake_server import FakeOpenAIServer
 
 from tablereason.llm import (
     CachedLLM,

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_server import FakeOpenAIServer, FakeSleep, Fault, reply_text
+from support.fake_server import FakeOpenAIServer, FakeSleep, Fault, reply_text
 
 from tablereason.errors import LLMError
 from tablereason.llm import (

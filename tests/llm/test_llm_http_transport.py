@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from fake_server import FakeOpenAIServer, reply_text
+from support.fake_server import FakeOpenAIServer, reply_text
 
 from tablereason.errors import ConfigurationError, LLMError
 from tablereason.llm import OpenAIChat, OpenAICompletion, Request, TransientLLMError

@@ -6,7 +6,7 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from fake_server import FakeOpenAIServer, FakeSleep, Fault, reply_text
+from support.fake_server import FakeOpenAIServer, FakeSleep, Fault, reply_text
 
 from tablereason.errors import ConfigurationError
 from tablereason.llm import (

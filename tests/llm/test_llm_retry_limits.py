@@ -8,7 +8,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from fake_server import FakeSleep
+from support.fake_server import FakeSleep
 
 from tablereason.errors import ConfigurationError, LLMError
 from tablereason.llm import (

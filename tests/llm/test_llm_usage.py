@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from fake_server import FakeSleep
+from support.fake_server import FakeSleep
 
 from tablereason.errors import ConfigurationError, LLMError
 from tablereason.llm import (

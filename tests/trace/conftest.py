@@ -1,14 +1,8 @@
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
-
-from cli_helpers import EXAMPLE, QUESTION
-from scripted_server import taymyr_reply
+from support.scripted_server import taymyr_reply
+from support.taymyr import EXAMPLE, QUESTION
 
 from tablereason.api import ask
 from tablereason.llm import ScriptedLLM

@@ -1,19 +1,16 @@
 """An OpenAI-compatible test server whose replies follow a script (a function of the prompt).
 
 It reuses the fake server of the LLM tests and only replaces how a reply is made, so
-the command line can be tested end to end, over HTTP on 127.0.0.1, without a model.
+the command line, the trace pages and sharded runs can be tested end to end, over HTTP on
+127.0.0.1, without a model.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
-
-from fake_server import FakeOpenAIServer, prompt_of
+from support.fake_server import FakeOpenAIServer, prompt_of
 
 Reply = Callable[[str], str]
 

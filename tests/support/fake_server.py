@@ -5,7 +5,7 @@ Serves ``/v1/chat/completions`` and ``/v1/completions``. Replies are determinist
 tests can check exactly what came back. Faults are queued with :meth:`inject` and
 applied to the next requests in arrival order, or drawn at random with ``fault_rate``.
 
-Run it alone (for benchmarks): ``python tests/llm/fake_server.py --latency 0.1``
+Run it alone (for benchmarks): ``python tests/support/fake_server.py --latency 0.1``
 prints ``PORT <n>`` and serves until killed or until its standard input closes.
 """
 
