@@ -3,22 +3,21 @@
 A prompt change shows up as a diff of tests/chain_of_table/golden/. After an intended
 change, regenerate the files and review the diff:
 
-    UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/chain_of_table/test_golden.py
+    TABLEREASON_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/chain_of_table/test_golden.py
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 from cot_helpers import fixture_table, load_fixture
+from support import golden
 
 from tablereason.llm import Request, ScriptedLLM
 from tablereason.methods import ChainOfTable
 
 GOLDEN = Path(__file__).parent / "golden"
-UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
 PLAN = (
     " f_add_column(x) -> f_select_row(x) -> f_select_column(x) -> f_group_column(x)"
     " -> f_sort_column(x) -> <END>"
@@ -99,12 +98,8 @@ def test_golden_prompts(profile: str, task: str) -> None:
         if site == "add_column" and site in seen:
             continue  # per-row prompts: the first is enough
         seen[key] = request.as_text()
-    for key, text in seen.items():
-        path = GOLDEN / f"{profile}_{task}_{key}.txt"
-        if UPDATE:
-            path.parent.mkdir(exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        assert path.exists(), f"missing golden file {path}; run with UPDATE_GOLDEN=1"
-        assert text == path.read_text(encoding="utf-8"), f"prompt changed: {path.name}"
-    expected = {p.name for p in GOLDEN.glob(f"{profile}_{task}_*.txt")}
-    assert expected == {f"{profile}_{task}_{k}.txt" for k in seen}
+    golden.check_folder(
+        GOLDEN,
+        {f"{profile}_{task}_{key}.txt": text for key, text in seen.items()},
+        pattern=f"{profile}_{task}_*.txt",
+    )

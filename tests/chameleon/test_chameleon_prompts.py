@@ -1,24 +1,26 @@
 """Golden prompts: every Chameleon prompt rendered for a fixture example, diffed.
 
-Regenerate after an intended prompt change with
-``CHAMELEON_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/chameleon/test_prompts.py``.
+The files are in ``tests/chameleon/golden/``. Regenerate them after an intended prompt
+change with
+``TABLEREASON_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/chameleon/test_chameleon_prompts.py``
+and review the diff.
 """
 
 from __future__ import annotations
 
-import os
 import re
+from pathlib import Path
 
 import pytest
+from support import golden
 
 from tablereason.datasets.example import Example
 from tablereason.llm import Request, ScriptedLLM
 from tablereason.methods.chameleon import ChainOfThought, Chameleon, ProgramOfThought
 from tablereason.prompts.render import template, template_names
 from tablereason.sandbox import PythonSandbox
-from tests.chameleon.conftest import FIXTURES
 
-GOLDEN = FIXTURES / "golden"
+GOLDEN = Path(__file__).parent / "golden"
 ALL_TABMWP = ("['row_lookup', 'column_lookup', 'table_verbalizer', 'knowledge_retrieval', "
               "'program_generator', 'program_verifier', 'program_executor', "
               "'solution_generator', 'answer_generator']")  # fmt: skip
@@ -59,14 +61,7 @@ def collect(box: PythonSandbox, tabmwp: Example, scienceqa: Example) -> dict[str
 def test_golden_prompts(box: PythonSandbox, tabmwp_examples: dict[str, Example],
                         scienceqa_examples: dict[str, Example]) -> None:  # fmt: skip
     prompts = collect(box, tabmwp_examples["16"], scienceqa_examples["23"])
-    if os.environ.get("CHAMELEON_UPDATE_GOLDEN"):
-        GOLDEN.mkdir(exist_ok=True)
-        for name, text in prompts.items():
-            (GOLDEN / f"{name}.txt").write_text(text, encoding="utf-8")
-    stored = {p.stem: p.read_text(encoding="utf-8") for p in GOLDEN.glob("*.txt")}
-    assert sorted(stored) == sorted(prompts)
-    for name, text in prompts.items():
-        assert text == stored[name], f"prompt {name} changed; see the module docstring"
+    golden.check_folder(GOLDEN, {f"{name}.txt": text for name, text in prompts.items()})
 
 
 def test_every_template_is_used(box: PythonSandbox, tabmwp_examples: dict[str, Example],

@@ -5,6 +5,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support import golden
 
 from tablereason.datasets import Example, load_dataset
 from tablereason.errors import ConfigurationError, LLMError
@@ -277,7 +278,7 @@ def test_planner_prompt_golden() -> None:
             "Question: Who founded Oslo?", "Plan: x\nEvidence: y\n"
         ),
     }.items():
-        assert text == (GOLDEN / name).read_text(encoding="utf-8"), name
+        golden.check(GOLDEN / name, text)
 
 
 def test_hotpotqa_with_real_paragraphs(fixture_data: Path) -> None:

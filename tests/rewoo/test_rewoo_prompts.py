@@ -1,7 +1,7 @@
 """Golden renders of every ReWOO and ReAct prompt template, so prompt changes show in review.
 
 Regenerate after an intended change with:
-    .venv/bin/python tests/rewoo/test_rewoo_prompts.py
+    TABLEREASON_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/rewoo/test_rewoo_prompts.py
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support import golden
 
 from tablereason.prompts.render import render, template_names, variables
 
@@ -22,9 +23,7 @@ def _render(name: str) -> str:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_template_matches_golden(name: str) -> None:
-    golden = GOLDEN / f"{name.replace('/', '__')}.txt"
-    assert golden.is_file(), f"no golden render for {name}; run this file to create it"
-    assert _render(name) == golden.read_text(encoding="utf-8")
+    golden.check(GOLDEN / f"{name.replace('/', '__')}.txt", _render(name))
 
 
 def test_every_golden_has_a_template() -> None:
@@ -38,9 +37,3 @@ def test_demo_files_use_the_watchword_placeholder() -> None:
         if "/demos_" in name:
             assert variables(name) == ["watchword"]
             assert "Action:" not in _render(name)
-
-
-if __name__ == "__main__":
-    GOLDEN.mkdir(parents=True, exist_ok=True)
-    for name in NAMES:
-        (GOLDEN / f"{name.replace('/', '__')}.txt").write_text(_render(name), encoding="utf-8")
