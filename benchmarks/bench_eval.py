@@ -28,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "llm"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 from fake_server import spawn  # noqa: E402
 
