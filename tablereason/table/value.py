@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["Step", "Table"]
 
-_CHUNK_CELLS = 100_000  # cells per chunk streamed into DuckDB (memory vs. calls)
+_CHUNK_CELLS = 25_000  # cells per chunk streamed into DuckDB (memory vs. calls)
 
 
 class Table(TableVerbs):
