@@ -328,6 +328,11 @@ class Store:
             self._owned.append(name)
         return name, int(result[0]) if result else 0
 
+    def append_query(self, name: str, select: exp.Select) -> None:
+        """Append the result of a query built by this package to the table ``name``."""
+        with self._lock:
+            self._conn.execute(render(exp.Insert(this=table_ref(name), expression=select)))
+
     # -- queries ----------------------------------------------------------------------
 
     @contextmanager
