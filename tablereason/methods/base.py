@@ -131,9 +131,13 @@ class MethodSpec:
         *,
         task: str | None = None,
         data_dir: str | os.PathLike[str] | None = None,
+        registered_as: str | None = None,
         **options: Any,
     ) -> Method:
         """The method for ``llm``; ``task`` and ``data_dir`` go only where declared.
+
+        ``registered_as`` is the name the error messages use (the factory's own name when
+        None).
 
         Raises:
             ConfigurationError: For options the factory does not accept.
@@ -146,7 +150,9 @@ class MethodSpec:
         try:
             return self.factory(llm, **kwargs)
         except TypeError as err:
-            name = getattr(self.factory, "name", getattr(self.factory, "__name__", "method"))
+            name = registered_as or getattr(
+                self.factory, "name", getattr(self.factory, "__name__", "method")
+            )
             raise ConfigurationError(
                 f"method {name!r} does not accept these options {sorted(kwargs)}: {err}"
             ) from None

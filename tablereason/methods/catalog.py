@@ -105,4 +105,5 @@ def build_method(
         >>> method.config()["settings"]["profile"]
         'paper'
     """
-    return METHODS.get(name).build(llm, task=task, data_dir=data_dir, **options)
+    spec = METHODS.get(name)
+    return spec.build(llm, task=task, data_dir=data_dir, registered_as=name, **options)

@@ -67,7 +67,7 @@ class ReActSettings(BaseModel):
         attempts: Whole-run attempts when the run fails (the paper's evaluator: 3).
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     profile: Literal["default", "paper"] = "default"
     watchword: str = Field(default="Action", min_length=1)

@@ -78,6 +78,18 @@ def test_build_method_reports_unknown_names_and_options(monkeypatch: pytest.Monk
         build_method("plain", ScriptedLLM(replies=[]), no_such=1)
     with pytest.raises(UnknownNameError, match="did you mean 'plain'"):
         build_method("plian", ScriptedLLM(replies=[]))
+    # the message names the registered name, not the class behind it
+    with pytest.raises(ConfigurationError, match="method 'text_to_sql' does not accept"):
+        build_method("text_to_sql", ScriptedLLM(replies=[]), no_such=1)
+
+
+@pytest.mark.parametrize("name", METHODS.names())
+def test_a_misspelt_option_is_refused_by_every_method(name: str, tmp_path) -> None:
+    # A setting that does not exist must never be dropped silently.
+    with pytest.raises(ConfigurationError, match="no_such_setting"):
+        build_method(
+            name, ScriptedLLM(replies=[]), task=None, data_dir=str(tmp_path), no_such_setting=1
+        )
 
 
 def test_a_table_method_needs_a_table() -> None:

@@ -72,7 +72,7 @@ class ChameleonSettings(BaseModel):
             released ChatGPT chain-of-thought run did).
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     profile: Profile = "default"
     planner_max_tokens: int = 128

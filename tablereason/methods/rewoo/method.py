@@ -90,7 +90,7 @@ class ReWOOSettings(BaseModel):
         solver_stop: Solver stop strings (the default answer is one line).
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     profile: Literal["default", "paper"] = "default"
     temperature: float = Field(default=0.0, ge=0.0)
