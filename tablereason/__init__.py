@@ -12,8 +12,7 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tablereason.errors import (
     ConfigurationError,
@@ -31,6 +30,7 @@ from tablereason.errors import (
     UnknownColumnError,
     UnknownNameError,
 )
+from tablereason.lazy_names import lazy_names
 from tablereason.old_paths import install as _install_old_paths
 from tablereason.registry import Registry
 
@@ -57,14 +57,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from tablereason.trace.record import Prediction, Trace
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tablereason' has no attribute {name!r}")
-    mod = importlib.import_module(module)
-    value = mod if module.endswith(name) else getattr(mod, name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
 
 
 __all__ = [

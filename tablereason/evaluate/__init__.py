@@ -12,8 +12,9 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tablereason.lazy_names import lazy_names
 
 # Public names that load lazily: name -> module that defines it.
 _LAZY = {
@@ -63,17 +64,8 @@ if TYPE_CHECKING:  # pragma: no cover
     )
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tablereason.evaluate' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
 
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
 
 
 __all__ = [

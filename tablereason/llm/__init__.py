@@ -20,8 +20,9 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tablereason.lazy_names import lazy_names
 
 # Public names load on first use (name -> defining module), so that a module that needs one
 # piece (the trace needs ``Usage``) does not load every backend and wrapper.
@@ -115,13 +116,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from tablereason.llm.wrapping import LLMWrapper
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tablereason.llm' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
 
 
 __all__ = [
