@@ -45,8 +45,7 @@ Python, operations on them run in Python, and their storage is written lazily.""
 POS = "__pos"
 CATALOG = "tables"
 """The compressed in-memory catalog every physical table is created in."""
-_ATTACH_CATALOG = "ATTACH ':memory:' AS tables (COMPRESS)"
-_USE_CATALOG = "USE tables"
+_ATTACH_CATALOG = "ATTACH ':memory:' AS tables (COMPRESS)"  # names CATALOG
 DIALECT = "duckdb"
 
 _database: duckdb.DuckDBPyConnection | None = None
@@ -166,6 +165,10 @@ def fill(tmpl: exp.Expr, **values: exp.Expr) -> exp.Expr:
 def render(expression: exp.Expr) -> str:
     """Render an expression as DuckDB SQL."""
     return expression.sql(dialect=DIALECT)
+
+
+_USE_CATALOG = render(exp.Use(this=ident(CATALOG)))
+"""``USE "tables"``: a connection's tables go to the compressed catalog."""
 
 
 def to_text(value: Any) -> str:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -33,10 +34,9 @@ def test_every_new_home_exists_and_no_old_file_is_left() -> None:
         parent, _, leaf = old.rpartition(".")
         spec = importlib.util.find_spec(parent)
         assert spec is not None and spec.submodule_search_locations
-        folder = spec.submodule_search_locations[0]
-        assert not (importlib.util.find_spec(old) or False) or not __import__("os").path.exists(
-            f"{folder}/{leaf}.py"
-        ), f"{old} is both a file and an alias"
+        folder = Path(spec.submodule_search_locations[0])
+        assert not (folder / f"{leaf}.py").exists(), f"{old} is both a file and an alias"
+        assert not (folder / leaf / "__init__.py").exists(), f"{old} is both a package and an alias"
 
 
 @pytest.mark.parametrize(
