@@ -151,12 +151,10 @@ def _profile(table: Table, names: list[str], examples: int) -> dict[str, ColumnP
             cell = scan.cell(name)
             filled = exp.NEQ(this=exp.func("trim", cell.copy()), expression=exp.Literal.string(""))
             stats.append(filtered(exp.Count(this=exp.Literal.number(1)), filled))
-            distinct = (
-                exp.func("approx_count_distinct", cell.copy())
-                if big
-                else exp.Count(this=exp.Distinct(expressions=[cell.copy()]))
-            )
-            stats.append(filtered(distinct, filled.copy()))
+            # An exact distinct count comes with the frequent values (:func:`_top`); a
+            # COUNT(DISTINCT) here would cost each thread a hash table of every value.
+            distinct = exp.func("approx_count_distinct", cell.copy()) if big else exp.Null()
+            stats.append(filtered(distinct, filled.copy()) if big else distinct)
         for name in typed:
             cell = scan.cell(name)
             value = typed_cell(cell.copy(), types[name], trim=True)
@@ -247,18 +245,19 @@ def group_summary(
         ([('a', 2)], 3, 0.6666666666666666)
     """
     name = table.column(column).name
-    with table.kernel.scan() as scan:
-        cell = scan.cell(name)
-        filled = exp.NEQ(this=exp.func("trim", cell.copy()), expression=exp.Literal.string(""))
-        counts = table.kernel.store.fetch(
-            scan.select(
-                filtered(exp.Count(this=exp.Distinct(expressions=[cell.copy()])), filled),
-                filtered(exp.Count(this=exp.Literal.number(1)), filled.copy()),
-            )
-        )
-    distinct, filled_n = (int(v or 0) for v in counts[0])
     grouped = table.group_by(name)
     groups = [(value, int(count)) for value, count in grouped.rows(limit)]
+    # Distinct and filled counts are read off the group table (one row per value), not
+    # by a COUNT(DISTINCT) over every row, whose hash table costs each thread memory.
+    with grouped.kernel.scan() as scan:
+        value = scan.cell(grouped.columns[0])
+        filled = exp.NEQ(this=exp.func("trim", value.copy()), expression=exp.Literal.string(""))
+        count = exp.cast(scan.cell(grouped.columns[1]), exp.DataType.Type.BIGINT)
+        query = scan.select(
+            filtered(exp.Count(this=exp.Literal.number(1)), filled),
+            filtered(exp.func("sum", count), filled.copy()),
+        )
+        distinct, filled_n = (int(v or 0) for v in grouped.kernel.store.fetch(query)[0])
     ratio = distinct / filled_n if filled_n else None
     return groups, grouped.num_rows, ratio
 
