@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import duckdb
-import numpy as np
 from pydantic import Field, model_validator
 from sqlglot import exp
 
@@ -22,13 +21,11 @@ from tablereason.operations.catalog import OperationArgs, operation
 from tablereason.operations.row_expressions import compile_expression
 from tablereason.table.lineage import Step
 from tablereason.table.relation import Column
-from tablereason.table.storage import RID, Store, ident
+from tablereason.table.storage import new_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table.value import Table
 
-PART_ROWS = 100_000
-"""Rows of a computed column stored per part (each part is compressed as it lands)."""
 TIMEOUT_S = 30.0
 _FRACTIONAL = ("DOUBLE", "FLOAT", "REAL")
 
@@ -96,7 +93,15 @@ def add_column(table: Table, args: AddColumnArgs) -> Table:
 
 
 def _computed(table: Table, args: AddColumnArgs) -> Table:
-    """The column computed by DuckDB, stored next to the table's rows (keyed by row id)."""
+    """The column computed by DuckDB from other columns, evaluated wherever it is read.
+
+    The expression is run over every row once here, so that an error in it (a failed
+    cast, a time limit) surfaces now, as it would if its results were stored; the
+    column then holds the expression, not a copy of the results (row expressions are
+    deterministic: see :mod:`tablereason.operations.row_expressions`). A stored copy
+    would cost memory in proportion to the table, and joining it back for each read
+    costs a hash table of every row.
+    """
     assert args.expression is not None
     kernel = table.kernel
     store = kernel.store
@@ -117,10 +122,8 @@ def _computed(table: Table, args: AddColumnArgs) -> Table:
                     exp.cast(value, exp.DataType.build("VARCHAR")),
                     exp.Literal.string(""),
                 )
-                select = scan.select(
-                    exp.alias_(scan.rid, ident(RID)), exp.alias_(text, ident("c0"))
-                )
-                source = _store_in_parts(store, select, scan.rid, kernel.row_ids())
+                # Every row's text, computed and measured (not stored).
+                store.fetch(scan.select(exp.func("max", exp.func("length", text.copy()))))
         except duckdb.InterruptException:
             raise SQLError(
                 f"the expression ran longer than {TIMEOUT_S:g} s and was stopped"
@@ -130,36 +133,10 @@ def _computed(table: Table, args: AddColumnArgs) -> Table:
                 f"the expression {args.expression!r} failed: {str(error).splitlines()[0]}; "
                 f"columns read as {types}"
             ) from None
-    column = Column(args.name, args.name, source, "c0")
+        stored = scan.portable(text)
+    column = Column(args.name, args.name, kernel.base, new_name("expr"), expression=stored)
     step = Step(operation="add_column", args=args, detail={"types": types})
     return kernel.derive(step, columns=[*kernel.refs, column])
-
-
-def _store_in_parts(store: Store, select: exp.Select, rid: exp.Expr, rids: np.ndarray) -> str:
-    """Store the computed column one range of row ids at a time; the new table's name.
-
-    Each part is committed on its own, so DuckDB compresses the stored rows as they land
-    (see :func:`tablereason.table.storage.database`) instead of holding the whole column
-    uncompressed at once. A part is the rows whose id falls in one range of the sorted
-    distinct ids, so a row id the table holds twice is stored twice, as in one query.
-    """
-    bounds = np.unique(rids)
-    name = ""
-    for start in range(0, max(len(bounds), 1), PART_ROWS):
-        chunk = bounds[start : start + PART_ROWS]
-        part = select if not len(chunk) else select.where(
-            exp.Between(
-                this=rid.copy(),
-                low=exp.Literal.number(int(chunk[0])),
-                high=exp.Literal.number(int(chunk[-1])),
-            ),
-            copy=True,
-        )
-        if not name:
-            name, _ = store.add_query(part)
-        else:
-            store.append_query(name, part)
-    return name
 
 
 def _number_text(value: exp.Expr) -> exp.Expr:

@@ -98,7 +98,7 @@ class Kernel:
         row-order relation exists only there.
         """
         t = self._table
-        t._store.require([t._base, *(c.source for c in t._columns)])
+        t._store.require([t._base, *(s for c in t._columns for s in c.sources)])
         with t._store.order(t._rows) as order:
             yield Scan(t._base, t._columns, order)
 

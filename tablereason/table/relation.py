@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 
 from sqlglot import exp
 
@@ -21,13 +22,27 @@ from tablereason.table.storage import POS, RID, col, table_ref
 class Column:
     """A column: unique display ``name``, header ``label`` as given, and storage.
 
-    ``source`` and ``field`` name the physical table and column holding the cells.
+    ``source`` and ``field`` name the physical table and column holding the cells. A
+    computed column holds no cells: its ``expression`` gives each row's text from other
+    columns, with column references qualified by the physical tables they read
+    (``"base_0"."c1"``), and :class:`Scan` evaluates it wherever the column is read.
+    Its ``field`` is then a name of its own that no physical table has, so that two
+    computed columns never compare equal.
     """
 
     name: str
     label: str
     source: str
     field: str
+    expression: exp.Expr | None = dataclass_field(default=None, compare=False, repr=False)
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """The physical tables the column's cells are read from."""
+        if self.expression is None:
+            return (self.source,)
+        tables = [c.table for c in self.expression.find_all(exp.Column) if c.table]
+        return tuple(dict.fromkeys(tables)) or (self.source,)
 
 
 def find_column(columns: Sequence[Column], name: str) -> Column:
@@ -74,8 +89,9 @@ class Scan:
         self._columns = {c.name: c for c in columns}
         self._aliases: dict[str, str] = {base: "b"}
         for column in columns:
-            if column.source not in self._aliases:
-                self._aliases[column.source] = f"a{len(self._aliases)}"
+            for source in column.sources:
+                if source not in self._aliases:
+                    self._aliases[source] = f"a{len(self._aliases)}"
 
     @property
     def pos(self) -> exp.Expr:
@@ -90,7 +106,17 @@ class Scan:
     def cell(self, name: str) -> exp.Expr:
         """Expression for the cell of the column whose display name is ``name``."""
         column = self._columns[name]
+        if column.expression is not None:
+            return _requalified(column.expression, self._aliases)
         return col(column.field, self._aliases[column.source])
+
+    def portable(self, expression: exp.Expr) -> exp.Expr:
+        """``expression`` (built from this scan's cells) with tables named, not aliases.
+
+        The result can be stored in a computed :class:`Column` and read by any later
+        scan of a table that has the same sources.
+        """
+        return _requalified(expression, {a: s for s, a in self._aliases.items()})
 
     def select(self, *expressions: exp.Expr) -> exp.Select:
         """``SELECT expressions`` over the table's rows (joins included)."""
@@ -110,3 +136,14 @@ class Scan:
                 copy=False,
             )
         return query
+
+
+def _requalified(expression: exp.Expr, names: dict[str, str]) -> exp.Expr:
+    """A copy of ``expression`` whose column qualifiers are renamed by ``names``."""
+
+    def rename(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Column) and node.table in names:
+            return col(node.name, names[node.table])
+        return node
+
+    return expression.transform(rename)
