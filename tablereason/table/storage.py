@@ -3,7 +3,7 @@
 All tables live in one in-process DuckDB database that is locked down before
 any data enters it: external access (files, network, extension loading) is
 disabled and the configuration is locked, with a memory limit and a thread
-count for a shared machine (:func:`configure_database`). Data is loaded from
+count for a shared machine (:mod:`tablereason.table.database`). Data is loaded from
 Python objects, never from paths. Model-written SQL never runs here: it runs in
 a worker that holds only the table it was given (:mod:`tablereason.table.sqlengine`).
 
@@ -34,7 +34,17 @@ import numpy as np
 import sqlglot
 from sqlglot import exp
 
-from tablereason.errors import ConfigurationError
+# Storage was the home of the database's settings; they are still importable from here.
+from tablereason.table.database import (
+    CATALOG as CATALOG,
+)
+from tablereason.table.database import (
+    USE_CATALOG,
+    database,
+)
+from tablereason.table.database import configure_database as configure_database
+from tablereason.table.database import database_settings as database_settings
+from tablereason.table.database import default_threads as default_threads
 from tablereason.table.deadlines import WATCHDOG
 
 RID = "__rid"
@@ -43,95 +53,9 @@ SMALL_CELLS = 10_000
 """Tables with at most this many cells are small: their cells are also held in
 Python, operations on them run in Python, and their storage is written lazily."""
 POS = "__pos"
-CATALOG = "tables"
-"""The compressed in-memory catalog every physical table is created in."""
-_ATTACH_CATALOG = "ATTACH ':memory:' AS tables (COMPRESS)"  # names CATALOG
 DIALECT = "duckdb"
 
-_database: duckdb.DuckDBPyConnection | None = None
-_database_lock = threading.Lock()
 _names = itertools.count()
-
-
-_settings: dict[str, str | int] = {}
-
-
-def configure_database(memory_limit: str | None = None, threads: int | None = None) -> None:
-    """Set the process-wide database's memory limit and threads (before its first use).
-
-    Defaults: half of the machine's memory and ``min(4, cores)`` threads, or the
-    ``TABLEREASON_DUCKDB_MEMORY`` and ``TABLEREASON_DUCKDB_THREADS`` environment
-    variables. Model-written SQL never runs on this database (see
-    :mod:`tablereason.table.sqlengine`); these bound the package's own queries.
-
-    Raises:
-        ConfigurationError: The database is already in use (its configuration is
-            locked), or a value is invalid.
-    """
-    with _database_lock:
-        if _database is not None:
-            raise ConfigurationError(
-                "the database is already in use and its configuration is locked; "
-                "call configure_database() before the first table is built"
-            )
-        if memory_limit is not None:
-            _settings["memory_limit"] = str(memory_limit)
-        if threads is not None:
-            if not isinstance(threads, int) or threads < 1:
-                raise ConfigurationError(f"threads must be a positive integer, got {threads!r}")
-            _settings["threads"] = threads
-
-
-def database_settings() -> dict[str, str | int]:
-    """The memory limit and thread count the process-wide database uses (or will use)."""
-    import os
-
-    memory = os.environ.get("TABLEREASON_DUCKDB_MEMORY")
-    if memory is None:
-        try:
-            total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-            memory = f"{max(total // 2 // 2**20, 256)}MiB"
-        except (ValueError, OSError, AttributeError):  # no sysconf
-            memory = "4GiB"
-    threads = os.environ.get("TABLEREASON_DUCKDB_THREADS")
-    return {
-        "memory_limit": memory,
-        "threads": int(threads) if threads and threads.isdigit() else min(4, os.cpu_count() or 1),
-        **_settings,
-    }
-
-
-def database() -> duckdb.DuckDBPyConnection:
-    """The process-wide, locked-down DuckDB database (created on first use)."""
-    global _database
-    with _database_lock:
-        if _database is None:
-            config: dict[str, str | bool | int | float | list[str]] = {
-                "preserve_insertion_order": True,
-                # Hand freed memory back to the system soon, and compress tables often
-                # (see below): a large load's peak is then closer to what it keeps.
-                "allocator_background_threads": True,
-                "allocator_bulk_deallocation_flush_threshold": "1MB",
-                "checkpoint_threshold": "4MB",
-                **database_settings(),
-            }
-            try:
-                conn = duckdb.connect(":memory:", config=config)
-            except duckdb.Error as error:
-                raise ConfigurationError(
-                    f"invalid database settings {database_settings()}: {error}; "
-                    "check TABLEREASON_DUCKDB_MEMORY and TABLEREASON_DUCKDB_THREADS"
-                ) from None
-            # Tables live in a compressed in-memory catalog: DuckDB compresses their
-            # columns when it checkpoints, which it does by itself once 4 MB of changes
-            # are committed (a 1,000,000-row table of short text cells: 36 MiB stored
-            # uncompressed, 14 MiB compressed).
-            conn.execute(_ATTACH_CATALOG)
-            conn.execute(_USE_CATALOG)
-            conn.execute("SET enable_external_access = false")
-            conn.execute("SET lock_configuration = true")
-            _database = conn
-        return _database
 
 
 def ident(name: str) -> exp.Identifier:
@@ -167,7 +91,6 @@ def render(expression: exp.Expr) -> str:
     return expression.sql(dialect=DIALECT)
 
 
-_USE_CATALOG = render(exp.Use(this=ident(CATALOG)))
 """``USE "tables"``: a connection's tables go to the compressed catalog."""
 
 
@@ -198,7 +121,7 @@ class Store:
 
     def __init__(self) -> None:
         self._conn = database().cursor()
-        self._conn.execute(_USE_CATALOG)  # each cursor starts in the default catalog
+        self._conn.execute(USE_CATALOG)  # each cursor starts in the default catalog
         self._lock = threading.RLock()
         self._owned: list[str] = []
         # Physical tables not written yet: name -> (row ids, columns).
