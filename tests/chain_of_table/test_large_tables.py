@@ -162,6 +162,36 @@ def test_no_step_reads_the_whole_table_into_python(monkeypatch: pytest.MonkeyPat
     assert "Group 1 |" in final_prompt(seen)
 
 
+def test_no_query_costs_memory_in_proportion_to_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No COUNT(DISTINCT) over the rows (each DuckDB thread would hash every value) and
+    no table the run creates holds a row per input row (a computed column is evaluated
+    where it is read, not stored)."""
+    from tablereason.table import storage
+
+    table = weather(20_000)
+    table.rows(1)
+    rendered: list[str] = []
+    render = storage.render
+    monkeypatch.setattr(storage, "render", lambda e: (rendered.append(render(e)), render(e))[1])
+
+    def sizes() -> dict[str, int]:
+        with table.kernel.store.connection() as conn:
+            found = conn.execute("SELECT table_name, estimated_size FROM duckdb_tables()")
+            return dict(found.fetchall())
+
+    before = sizes()
+    llm, _ = script(
+        " f_add_column(year = year(date)) -> f_select_row(where temp_max > 30)"
+        " -> f_group_column(year) -> <END>"
+    )
+    prediction = ChainOfTable(llm, task="wikitq").run(table, "which year had most hot days?")
+    assert prediction.error is None
+    assert operation(prediction, "add_column").error is None
+    assert rendered and not [q for q in rendered if "COUNT(DISTINCT" in q.upper()]
+    created = {k: v for k, v in sizes().items() if k not in before}
+    assert all(rows <= 100 for rows in created.values()), created
+
+
 def test_model_written_condition_and_bounded_reask(big: Table) -> None:
     seen: list[Request] = []
     replies = iter(["1 = 1; DROP TABLE t)", "weather = 'fog')"])
