@@ -9,6 +9,7 @@ Connections to it are made by :class:`tablereason.table.storage.Store`.
 
 from __future__ import annotations
 
+import os
 import threading
 
 import duckdb
@@ -68,15 +69,11 @@ def default_threads(cores: int | None = None) -> int:
         >>> [default_threads(n) for n in (1, 2, 4, 16)]
         [1, 1, 2, 4]
     """
-    import os
-
     return max(1, min(4, (cores if cores is not None else os.cpu_count() or 1) // 2))
 
 
 def database_settings() -> dict[str, str | int]:
     """The memory limit and thread count the process-wide database uses (or will use)."""
-    import os
-
     memory = os.environ.get("TABLEREASON_DUCKDB_MEMORY")
     if memory is None:
         try:
