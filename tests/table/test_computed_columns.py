@@ -110,3 +110,16 @@ def test_the_empty_table_and_replay() -> None:
         "filter_rows", condition="m > 90"
     )
     assert table.replay([s.to_dict() for s in added.steps()]).rows() == added.rows()
+
+
+@pytest.mark.parametrize(
+    "expression",
+    ["random()", "n + random()", "now()", "current_date", "today()", "uuid()",
+     "gen_random_uuid()", "nextval('s')", "setseed(0.5)", "get_current_time()"],
+)  # fmt: skip
+def test_volatile_functions_are_refused(expression: str) -> None:
+    """A computed column is evaluated on every read, so its expression must give the same
+    text each time: functions whose result changes between reads are refused."""
+    table = Table.from_records(["n"], [[str(i)] for i in range(5)])
+    with pytest.raises(SQLError, match="not allowed"):
+        table.apply("add_column", name="m", expression=expression)
