@@ -24,6 +24,9 @@ def test_the_environment_chooses_another_count(monkeypatch: pytest.MonkeyPatch) 
 
 def test_the_running_database_uses_its_settings() -> None:
     wanted = db.database_settings()["threads"]
-    conn = storage.database()
-    assert conn.execute("SELECT current_setting('threads')").fetchone() == (wanted,)
+    cursor = storage.database().cursor()  # closed after, so no transaction stays open
+    try:
+        assert cursor.execute("SELECT current_setting('threads')").fetchone() == (wanted,)
+    finally:
+        cursor.close()
     assert storage.configure_database is db.configure_database  # still importable from storage
