@@ -151,10 +151,12 @@ def _profile(table: Table, names: list[str], examples: int) -> dict[str, ColumnP
             cell = scan.cell(name)
             filled = exp.NEQ(this=exp.func("trim", cell.copy()), expression=exp.Literal.string(""))
             stats.append(filtered(exp.Count(this=exp.Literal.number(1)), filled))
-            # An exact distinct count comes with the frequent values (:func:`_top`); a
-            # COUNT(DISTINCT) here would cost each thread a hash table of every value.
-            distinct = exp.func("approx_count_distinct", cell.copy()) if big else exp.Null()
-            stats.append(filtered(distinct, filled.copy()) if big else distinct)
+            if big:
+                estimate = exp.func("approx_count_distinct", cell.copy())
+                stats.append(filtered(estimate, filled.copy()))
+            else:  # the exact count comes with the frequent values (:func:`_top`); a
+                # COUNT(DISTINCT) here would cost each thread a hash table of every value
+                stats.append(exp.Null())
         for name in typed:
             cell = scan.cell(name)
             value = typed_cell(cell.copy(), types[name], trim=True)

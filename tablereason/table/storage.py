@@ -34,17 +34,11 @@ import numpy as np
 import sqlglot
 from sqlglot import exp
 
-# Storage was the home of the database's settings; they are still importable from here.
-from tablereason.table.database import (
-    CATALOG as CATALOG,
-)
-from tablereason.table.database import (
-    USE_CATALOG,
-    database,
-)
+from tablereason.table.database import USE_CATALOG, database
+
+# Documented here before the database had its own module; still importable from storage.
 from tablereason.table.database import configure_database as configure_database
 from tablereason.table.database import database_settings as database_settings
-from tablereason.table.database import default_threads as default_threads
 from tablereason.table.deadlines import WATCHDOG
 
 RID = "__rid"

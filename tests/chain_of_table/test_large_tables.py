@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 
 import pytest
+from sqlglot import exp
 
 from tablereason.llm import Request, ScriptedLLM
 from tablereason.methods import ChainOfTable
@@ -172,7 +173,12 @@ def test_no_query_costs_memory_in_proportion_to_the_table(monkeypatch: pytest.Mo
     table.rows(1)
     rendered: list[str] = []
     render = storage.render
-    monkeypatch.setattr(storage, "render", lambda e: (rendered.append(render(e)), render(e))[1])
+
+    def spy(expression: exp.Expr) -> str:
+        rendered.append(render(expression))
+        return rendered[-1]
+
+    monkeypatch.setattr(storage, "render", spy)
 
     def sizes() -> dict[str, int]:
         with table.kernel.store.connection() as conn:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tablereason.table import Table
-from tablereason.table.storage import CATALOG
+from tablereason.table.database import CATALOG
 
 
 def test_tables_are_stored_in_the_compressed_catalog_and_compressed() -> None:

@@ -175,12 +175,7 @@ def select_row(session: Session, table: Table, given: ChainArgument | None) -> S
         except (SQLError, TableError) as err:
             raise _refused(err, text, expected) from None
 
-    result = _from_chain(session, step, given, apply)
-    if result is None:
-        prompt = render(
-            name, table=_block(session, table), label=session.label, question=session.question
-        )
-        result = session.ask_parsed(step, prompt, apply, max_tokens=48, stop=("\n",))
+    result = _argument(session, step, name, table, given, apply)
     if result is None:
         return skip(step, "select_row", step.error or "no usable condition", table)
     condition, filtered = result
@@ -220,12 +215,7 @@ def add_column(session: Session, table: Table, given: ChainArgument | None) -> S
             raise _refused(err, text, expected) from None
         return column, expression, added
 
-    result = _from_chain(session, step, given, apply)
-    if result is None:
-        prompt = render(
-            name, table=_block(session, table), label=session.label, question=session.question
-        )
-        result = session.ask_parsed(step, prompt, apply, max_tokens=48, stop=("\n",))
+    result = _argument(session, step, name, table, given, apply)
     if result is None:
         return skip(step, "add_column", step.error or "no usable expression", table)
     column, expression, added = result
@@ -234,6 +224,27 @@ def add_column(session: Session, table: Table, given: ChainArgument | None) -> S
     if reason is not None:
         return skip(step, "add_column", reason, table)
     return keep(step, "add_column", f"f_add_column({column} = {expression})", table, after=added)
+
+
+def _argument(
+    session: Session,
+    step: TraceStep,
+    name: str,
+    table: Table,
+    given: ChainArgument | None,
+    apply: Callable[[str], T],
+) -> T | None:
+    """The generated chain's argument applied, or else the model's reply to prompt ``name``.
+
+    ``None`` when neither is usable (the step's error says why).
+    """
+    result = _from_chain(session, step, given, apply)
+    if result is None:
+        prompt = render(
+            name, table=_block(session, table), label=session.label, question=session.question
+        )
+        result = session.ask_parsed(step, prompt, apply, max_tokens=48, stop=("\n",))
+    return result
 
 
 def _block(session: Session, table: Table) -> str:
