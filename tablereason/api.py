@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from tablereason.datasets.example import Example
@@ -22,9 +23,11 @@ from tablereason.methods.base import TableMethod
 from tablereason.methods.catalog import build_method
 from tablereason.table.io.load import TableSource, load_table
 from tablereason.table.io.readers import DELIMITERS, sniff_delimiter
-from tablereason.trace.record import Prediction
+from tablereason.table.value import Table
+from tablereason.trace.listen import StepCallback, following
+from tablereason.trace.record import Prediction, Trace, TraceStep
 
-__all__ = ["DELIMITERS", "TableSource", "ask", "load_table", "sniff_delimiter"]
+__all__ = ["DELIMITERS", "TableSource", "ask", "is_answered", "load_table", "sniff_delimiter"]
 
 
 def ask(
@@ -34,6 +37,7 @@ def ask(
     llm: LLM | str | None = None,
     *,
     caption: str | None = None,
+    on_step: StepCallback | None = None,
     **options: Any,
 ) -> Prediction:
     """Answer a question about a table, keeping every intermediate table.
@@ -47,13 +51,18 @@ def ask(
             path), or ``None`` for the environment's default (see
             :func:`tablereason.llm.default`).
         caption: Caption for a table read from a file or a DataFrame.
+        on_step: Called with each :class:`~tablereason.trace.TraceStep` of the run as
+            soon as it is complete, while the question is still being answered (see
+            :func:`tablereason.trace.listen.following`, which also reports starts).
         **options: Method options, e.g. ``profile="paper"``; ``task`` defaults to
             ``"wikitq"`` (open questions) for methods that take one.
 
     Returns:
         A :class:`~tablereason.trace.Prediction`: ``.answer``, ``.trace`` and
-        ``.tables`` (every intermediate table). A bad model reply never raises; a failed
-        run sets ``.error``.
+        ``.tables`` (every intermediate table). A bad model reply never raises; a run
+        that ends without an answer has ``.error`` saying why (an empty answer
+        included). A table with no rows is answered without the model: the
+        prediction's error says the table is empty.
 
     Raises:
         ConfigurationError: For an empty question or options the method does not take.
@@ -65,8 +74,11 @@ def ask(
         >>> import pandas as pd
         >>> frame = pd.DataFrame({"city": ["Oslo", "Rome"], "people": ["0.7", "2.8"]})
         >>> llm = ScriptedLLM(fn=lambda request: "<END>" if "f_" in request.as_text() else "Rome")
-        >>> ask(frame, "which city has more people?", llm=llm).answer
+        >>> steps = []
+        >>> ask(frame, "which city has more people?", llm=llm, on_step=steps.append).answer
         ['Rome']
+        >>> [step.kind for step in steps]
+        ['input', 'plan', 'answer']
     """
     if not question or not question.strip():
         raise ConfigurationError("the question is empty; ask something about the table")
@@ -74,8 +86,51 @@ def ask(
     model = llm if llm is not None and not isinstance(llm, str) else resolve_llm(llm)
     task = options.pop("task", "wikitq")
     built = build_method(method, model, task=task, **options)
-    if isinstance(built, TableMethod):
-        # The same door with the table itself: Example.from_table copies every row into
-        # Python lists, which would multiply the memory of a question on a large file.
-        return built.run(data, question)
-    return built.run(Example.from_table(data, question, dataset="ask"))
+    with following(on_step) if on_step is not None else contextlib.nullcontext():
+        if data.num_rows == 0:
+            return _empty_table(data, question, method)
+        if isinstance(built, TableMethod):
+            # The same door with the table itself: Example.from_table copies every row
+            # into Python lists, which would multiply the memory of a question on a
+            # large file.
+            prediction = built.run(data, question)
+        else:
+            prediction = built.run(Example.from_table(data, question, dataset="ask"))
+    if prediction.error is None and not is_answered(prediction.answer):
+        reason = _no_answer_reason(prediction.trace, method)
+        prediction = prediction.model_copy(update={"error": reason})
+    return prediction
+
+
+def is_answered(answer: str | list[str] | None) -> bool:
+    """Whether an answer says something: not empty, not only blanks (a list: any item).
+
+    Example:
+        >>> is_answered("1985"), is_answered(" "), is_answered([]), is_answered(["", "x"])
+        (True, False, False, True)
+    """
+    if isinstance(answer, list):
+        return any(is_answered(item) for item in answer)
+    return bool(answer and answer.strip())
+
+
+def _empty_table(table: Table, question: str, method: str) -> Prediction:
+    """The prediction for a table with a header and no rows: nothing for a model to read."""
+    trace = Trace(method=method, question=question)
+    trace.add(TraceStep(kind="input", name="table", table=table))
+    columns = ", ".join(table.columns[:8]) + (", ..." if len(table.columns) > 8 else "")
+    return Prediction(
+        trace=trace,
+        error=f"the table has no rows, only a header ({columns}): there is nothing to answer "
+        "from, so the model was not asked",
+    )
+
+
+def _no_answer_reason(trace: Trace, method: str) -> str:
+    """Why a run that raised nothing has no answer: the last step that failed, if any."""
+    failed = [(n, s) for n, s in enumerate(trace.steps, start=1) if s.error]
+    if not failed:
+        return f"{method} gave an empty answer (no step reported an error; the trace shows each)"
+    number, step = failed[-1]
+    return f"{method} gave an empty answer; the last error was at step {number} ({step.kind} " \
+        f"{step.name}): {step.error}"

@@ -20,6 +20,7 @@ from tablereason.llm.base import Usage
 from tablereason.llm.redaction import redact
 from tablereason.trace.console import print_trace
 from tablereason.trace.html import render_body, render_page
+from tablereason.trace.listen import StepFeed, current_feed
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table.value import Table
@@ -48,6 +49,9 @@ class TraceStep(BaseModel):
         error: What went wrong, when the step failed or was rejected.
         note: Free-form detail (fallback taken, rule that rejected, ...).
 
+    A step of a followed trace (:func:`~tablereason.trace.listen.following`) tells the
+    feed when it starts and stops.
+
     Example:
         >>> step = TraceStep(kind="plan", name="plan").start()
         >>> step.running, step.duration_s
@@ -69,11 +73,16 @@ class TraceStep(BaseModel):
     error: str | None = None
     note: str | None = None
     _started: float | None = PrivateAttr(default=None)
+    _timed: bool = PrivateAttr(default=False)
+    _feed: StepFeed | None = PrivateAttr(default=None)
 
     def start(self) -> TraceStep:
         """Start timing the step; :meth:`stop` (or the run's end) sets ``duration_s``."""
         self._started = time.perf_counter()
+        self._timed = True
         self.duration_s = 0.0
+        if self._feed is not None:
+            self._feed.started(self)
         return self
 
     def stop(self) -> TraceStep:
@@ -81,12 +90,19 @@ class TraceStep(BaseModel):
         if self._started is not None:
             self.duration_s = max(0.0, time.perf_counter() - self._started)
             self._started = None
+            if self._feed is not None:
+                self._feed.settle()
         return self
 
     @property
     def running(self) -> bool:
         """Whether the step was started and not yet stopped."""
         return self._started is not None
+
+    @property
+    def timed(self) -> bool:
+        """Whether the step was timed with :meth:`start` (it is complete once stopped)."""
+        return self._timed
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form; the table becomes ``{"caption", "header", "rows"}``.
@@ -135,23 +151,40 @@ class TraceStep(BaseModel):
 
 
 class Trace(BaseModel):
-    """The steps of one method run, in order."""
+    """The steps of one method run, in order.
+
+    The first trace created inside a :func:`~tablereason.trace.listen.following` block
+    reports its steps to that block's feed as they complete.
+    """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     method: str = ""
     question: str = ""
     steps: list[TraceStep] = Field(default_factory=list)
+    _feed: StepFeed | None = PrivateAttr(default=None)
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Bind the trace to the feed of the ``following`` block it is created in, if free."""
+        feed = current_feed()
+        if feed is not None and feed.claim(self):
+            self._feed = feed
+            for step in self.steps:
+                step._feed = feed
 
     def add(self, step: TraceStep) -> TraceStep:
         """Append a step and return it.
 
         An ``"error"`` step ends the steps still running (:meth:`stop_running`): they
-        failed, and their duration is the time until the failure.
+        failed, and their duration is the time until the failure. A followed trace
+        reports the steps this one completes (those before it that are not running).
         """
         if step.kind == "error":
             self.stop_running()
         self.steps.append(step)
+        if self._feed is not None:
+            step._feed = self._feed
+            self._feed.settle()
         return step
 
     def stop_running(self) -> None:
