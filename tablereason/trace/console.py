@@ -5,7 +5,14 @@ green); otherwise prints plain text tables. Works on the JSON form of a trace. E
 text that came from a table or a model (cells, names, arguments, replies, errors) is
 shown through :func:`tablereason.trace.terminal.visible`, so control characters in it are
 printed as escapes instead of acting on the terminal. A table that the trace kept as
-a window of its first rows is captioned with its full row count.
+a window of its first rows is captioned with its full row count; a table too wide for
+the terminal shows the columns that fit at a readable width (added ones first) and
+says how many are hidden (:mod:`tablereason.trace.table_fit`).
+
+:class:`TraceView` renders the parts one at a time (the question, one step, the
+outcome), which is what the live view of a running question
+(:mod:`tablereason.trace.live`) prints as steps complete; :func:`print_trace` prints a
+whole trace with it.
 
 Example:
     >>> import io
@@ -24,7 +31,11 @@ from collections.abc import Mapping
 from typing import Any, TextIO
 
 from tablereason.trace.html import TableDict, TableDiff, diff_tables, row_count
+from tablereason.trace.table_fit import HIDDEN_HINT, fit_columns, hidden_note
 from tablereason.trace.terminal import visible
+
+PIPED_WIDTH = 120
+"""Width of rich output that does not go to a terminal."""
 
 
 def _answer_text(answer: Any) -> str:
@@ -42,44 +53,29 @@ def _args_text(arguments: Mapping[str, Any]) -> str:
     return text if len(text) <= 160 else text[:160] + " …"
 
 
-def _usage_text(step: Mapping[str, Any]) -> str:
+def usage_text(step: Mapping[str, Any]) -> str:
+    """Tokens and time of a step (its JSON form), as the terminal shows them.
+
+    Example:
+        >>> usage_text({"usage": {"prompt_tokens": 90, "completion_tokens": 10},
+        ...             "duration_s": 0.25})
+        '100 tokens, 250 ms'
+    """
     usage = step.get("usage") or {}
     tokens = int(usage.get("prompt_tokens", 0)) + int(usage.get("completion_tokens", 0))
     ms = 1000 * float(step.get("duration_s") or 0)
     return f"{tokens:,} tokens, {ms:.0f} ms" if tokens else f"{ms:.0f} ms"
 
 
-def print_trace(
-    trace: Mapping[str, Any],
-    *,
-    file: TextIO | None = None,
-    max_rows: int = 20,
-    answer: Any = None,
-    error: str | None = None,
-    plain: bool | None = None,
-) -> None:
-    """Print a trace (its JSON form) step by step, then the answer.
-
-    Args:
-        trace: The trace's JSON form (:meth:`tablereason.trace.Trace.to_dict`).
-        file: Output stream; standard output by default.
-        max_rows: Rows shown per table.
-        answer: The final answer to print.
-        error: Failure message to print.
-        plain: Force plain text (``True``) or rich (``False``); by default rich when
-            installed.
-    """
-    stream = file or sys.stdout
-    use_rich = not plain
-    if use_rich:
-        try:
-            import rich  # noqa: F401
-        except ImportError:
-            use_rich = False
-    if use_rich:
-        _print_rich(trace, stream, max_rows, answer, error)
-    else:
-        _print_plain(trace, stream, max_rows, answer, error)
+def use_rich(plain: bool | None) -> bool:
+    """Whether to render with rich: unless ``plain``, when rich is installed."""
+    if plain:
+        return False
+    try:
+        import rich  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _diff(before: TableDict | None, table: TableDict) -> tuple[TableDiff | None, bool]:
@@ -98,39 +94,162 @@ def _diff(before: TableDict | None, table: TableDict) -> tuple[TableDiff | None,
     return diff, diff.changed
 
 
-def _walk(trace: Mapping[str, Any]) -> list[tuple[int, Mapping[str, Any], TableDict | None]]:
-    """Steps with their number and the table before them."""
-    out = []
-    before: TableDict | None = None
-    for number, step in enumerate(trace.get("steps") or [], start=1):
-        out.append((number, step, before))
-        if step.get("table") is not None:
-            before = step["table"]
-    return out
+class TraceView:
+    """Prints the parts of a trace (its JSON form) to a stream, rich or plain.
 
+    Args:
+        file: Output stream; standard output by default.
+        max_rows: Rows shown per table.
+        plain: Force plain text (``True``) or rich (``False``); by default rich when
+            installed.
+        hidden_hint: What to do to see the columns a wide table hides (a sentence).
+    """
 
-def _print_plain(
-    trace: Mapping[str, Any], out: TextIO, max_rows: int, answer: Any, error: str | None
-) -> None:
-    out.write(f"Question: {visible(trace.get('question', ''), lines=True)}\n")
-    for number, step, before in _walk(trace):
+    def __init__(
+        self,
+        file: TextIO | None = None,
+        *,
+        max_rows: int = 20,
+        plain: bool | None = None,
+        hidden_hint: str = HIDDEN_HINT,
+    ) -> None:
+        self.out = file or sys.stdout
+        self.max_rows = max_rows
+        self.hidden_hint = hidden_hint
+        self.rich = use_rich(plain)
+        self.console: Any = None
+        if self.rich:
+            from rich.console import Console
+
+            tty = bool(getattr(self.out, "isatty", lambda: False)())
+            self.console = Console(
+                file=self.out, highlight=False, width=None if tty else PIPED_WIDTH
+            )
+
+    def question(self, text: str) -> None:
+        """The question line."""
+        if self.rich:
+            from rich.markup import escape
+
+            self.console.print(f"[bold]Question:[/bold] {escape(visible(text, lines=True))}")
+        else:
+            self.out.write(f"Question: {visible(text, lines=True)}\n")
+        self.out.flush()
+
+    def step(self, number: int, step: Mapping[str, Any], before: TableDict | None) -> None:
+        """One step, with the table after it when it changed (``before``: the last table)."""
+        if self.rich:
+            self._rich_step(number, step, before)
+        else:
+            self._plain_step(number, step, before)
+        self.out.flush()
+
+    def outcome(self, answer: Any, error: str | None) -> None:
+        """The failure (when there is one) and the answer."""
+        if self.rich:
+            from rich.markup import escape
+
+            if error:  # not wrapped here: a terminal wraps it, a file keeps it whole
+                self.console.print(
+                    f"[red bold]Failed:[/red bold] {escape(visible(error, lines=True))}",
+                    soft_wrap=True,
+                )
+            self.console.print(
+                f"[bold]Answer:[/bold] [bold green]{escape(_answer_text(answer))}[/bold green]",
+                soft_wrap=True,
+            )
+        else:
+            if error:
+                self.out.write(f"\nFailed: {visible(error, lines=True)}\n")
+            self.out.write(f"\nAnswer: {_answer_text(answer)}\n")
+        self.out.flush()
+
+    def _plain_step(self, number: int, step: Mapping[str, Any], before: TableDict | None) -> None:
+        out = self.out
         kind, name = visible(step.get("kind", "")), visible(step.get("name", ""))
         line = f"\n[{number}] {kind} {name}"
         args = _args_text(step.get("arguments") or {})
-        out.write(f"{line}  {args}  ({_usage_text(step)})\n" if args else f"{line}\n")
+        out.write(f"{line}  {args}  ({usage_text(step)})\n" if args else f"{line}\n")
         for key in ("note", "error"):
             if step.get(key):
                 out.write(f"    {key}: {visible(step[key], lines=True)}\n")
         table = step.get("table")
         if table is None:
-            continue
+            return
         if not _diff(before, table)[1]:
             out.write("    (table unchanged)\n")
-            continue
-        out.write(_plain_table(table, max_rows) + "\n")
-    if error:
-        out.write(f"\nFailed: {visible(error, lines=True)}\n")
-    out.write(f"\nAnswer: {_answer_text(answer)}\n")
+            return
+        out.write(_plain_table(table, self.max_rows) + "\n")
+
+    def _rich_step(self, number: int, step: Mapping[str, Any], before: TableDict | None) -> None:
+        from rich.markup import escape
+
+        console = self.console
+        kind, name = visible(step.get("kind", "")), visible(step.get("name", ""))
+        args = _args_text(step.get("arguments") or {})
+        if kind == "plan":
+            console.print(f"[dim]{number}. plan → {escape(name)}  ({usage_text(step)})[/dim]")
+            return
+        console.rule(f"[bold]{number}. {escape(kind)} · {escape(name)}[/bold]", align="left")
+        if args:
+            console.print(f"[cyan]{escape(args)}[/cyan]  [dim]{usage_text(step)}[/dim]")
+        if step.get("note"):
+            note = escape(visible(step["note"], lines=True))
+            console.print(f"[yellow]{note}[/yellow]", soft_wrap=True)
+        if step.get("error"):
+            error = escape(visible(step["error"], lines=True))
+            console.print(f"[red]{error}[/red]", soft_wrap=True)
+        table = step.get("table")
+        if table is None:
+            return
+        diff, changed = _diff(before, table)
+        if not changed:
+            console.print("[dim](table unchanged)[/dim]")
+            return
+        self._rich_table(table, diff)
+
+    def _rich_table(self, table: TableDict, diff: TableDiff | None) -> None:
+        from rich.markup import escape
+        from rich.table import Table as RichTable
+
+        console = self.console
+        added_cols = diff.added_columns if diff else set()
+        added_rows = diff.added_rows if diff else set()
+        header = [str(c) for c in table.get("header") or []]
+        rows = [list(r) for r in (table.get("rows") or [])[: self.max_rows]]
+        total = row_count(table)
+        cells = [[visible(c) for c in r] for r in rows]
+        number_width = len(str(len(rows))) + 3
+        keep = [i for i, c in enumerate(header) if c in added_cols]
+        fit = fit_columns(
+            [visible(c) for c in header], cells, console.width - number_width - 1, keep=keep
+        )
+        shown = RichTable(
+            title=escape(visible(table.get("caption") or "")) or None,
+            caption=f"{total} rows × {len(header)} columns",
+            show_lines=False,
+        )
+        shown.add_column("#", style="dim", justify="right")
+        for index, width in zip(fit.shown, fit.widths, strict=True):
+            col = header[index]
+            style = "bold green" if col in added_cols else None
+            shown.add_column(
+                escape(visible(col)),
+                header_style=style or "bold",
+                style=style,
+                width=width,
+                overflow="fold",
+            )
+        for pos, row in enumerate(cells):
+            style = "green" if pos in added_rows else None
+            values = [escape(row[i]) if i < len(row) else "" for i in fit.shown]
+            shown.add_row(str(pos + 1), *values, style=style)
+        console.print(shown)
+        if fit.hidden:
+            note = hidden_note([visible(header[i]) for i in fit.hidden], self.hidden_hint)
+            console.print(f"[dim]{escape(note)}[/dim]", soft_wrap=True)
+        if total > len(rows):
+            console.print(f"[dim]… {total - len(rows)} more rows[/dim]")
 
 
 def _plain_table(table: TableDict, max_rows: int) -> str:
@@ -158,57 +277,47 @@ def _plain_table(table: TableDict, max_rows: int) -> str:
     return "\n".join(lines)
 
 
-def _print_rich(
-    trace: Mapping[str, Any], out: TextIO, max_rows: int, answer: Any, error: str | None
-) -> None:
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table as RichTable
+def walk(trace: Mapping[str, Any]) -> list[tuple[int, Mapping[str, Any], TableDict | None]]:
+    """Steps of a trace's JSON form with their number and the table before them.
 
-    is_tty = bool(getattr(out, "isatty", lambda: False)())
-    console = Console(file=out, highlight=False, width=None if is_tty else 120)
-    console.print(
-        f"[bold]Question:[/bold] {escape(visible(trace.get('question', ''), lines=True))}"
-    )
-    for number, step, before in _walk(trace):
-        kind, name = visible(step.get("kind", "")), visible(step.get("name", ""))
-        args = _args_text(step.get("arguments") or {})
-        if kind == "plan":
-            console.print(f"[dim]{number}. plan → {escape(name)}  ({_usage_text(step)})[/dim]")
-            continue
-        console.rule(f"[bold]{number}. {escape(kind)} · {escape(name)}[/bold]", align="left")
-        if args:
-            console.print(f"[cyan]{escape(args)}[/cyan]  [dim]{_usage_text(step)}[/dim]")
-        if step.get("note"):
-            console.print(f"[yellow]{escape(visible(step['note'], lines=True))}[/yellow]")
-        if step.get("error"):
-            console.print(f"[red]{escape(visible(step['error'], lines=True))}[/red]")
-        table = step.get("table")
-        if table is None:
-            continue
-        diff, changed = _diff(before, table)
-        if not changed:
-            console.print("[dim](table unchanged)[/dim]")
-            continue
-        added_cols = diff.added_columns if diff else set()
-        added_rows = diff.added_rows if diff else set()
-        rows = (table.get("rows") or [])[:max_rows]
-        total = row_count(table)
-        shown = RichTable(
-            title=escape(visible(table.get("caption") or "")) or None,
-            caption=f"{total} rows × {len(table.get('header') or [])} columns",
-            show_lines=False,
-        )
-        shown.add_column("#", style="dim", justify="right")
-        for col in table.get("header") or []:
-            style = "bold green" if col in added_cols else None
-            shown.add_column(escape(visible(col)), header_style=style or "bold", style=style)
-        for pos, row in enumerate(rows):
-            style = "green" if pos in added_rows else None
-            shown.add_row(str(pos + 1), *(escape(visible(c)) for c in row), style=style)
-        console.print(shown)
-        if total > len(rows):
-            console.print(f"[dim]… {total - len(rows)} more rows[/dim]")
-    if error:
-        console.print(f"[red bold]Failed:[/red bold] {escape(visible(error, lines=True))}")
-    console.print(f"[bold]Answer:[/bold] [bold green]{escape(_answer_text(answer))}[/bold green]")
+    Example:
+        >>> [(n, before) for n, _, before in walk({"steps": [{"table": {"header": ["a"]}},
+        ...                                                  {"table": None}]})]
+        [(1, None), (2, {'header': ['a']})]
+    """
+    out = []
+    before: TableDict | None = None
+    for number, step in enumerate(trace.get("steps") or [], start=1):
+        out.append((number, step, before))
+        if step.get("table") is not None:
+            before = step["table"]
+    return out
+
+
+def print_trace(
+    trace: Mapping[str, Any],
+    *,
+    file: TextIO | None = None,
+    max_rows: int = 20,
+    answer: Any = None,
+    error: str | None = None,
+    plain: bool | None = None,
+    hidden_hint: str = HIDDEN_HINT,
+) -> None:
+    """Print a trace (its JSON form) step by step, then the answer.
+
+    Args:
+        trace: The trace's JSON form (:meth:`tablereason.trace.Trace.to_dict`).
+        file: Output stream; standard output by default.
+        max_rows: Rows shown per table.
+        answer: The final answer to print.
+        error: Failure message to print.
+        plain: Force plain text (``True``) or rich (``False``); by default rich when
+            installed.
+        hidden_hint: What to do to see the columns a wide table hides.
+    """
+    view = TraceView(file, max_rows=max_rows, plain=plain, hidden_hint=hidden_hint)
+    view.question(str(trace.get("question", "")))
+    for number, step, before in walk(trace):
+        view.step(number, step, before)
+    view.outcome(answer, error)
