@@ -24,7 +24,11 @@ TableSource = Union["Table", "pd.DataFrame", str, os.PathLike]
 
 
 def load_table(
-    source: TableSource, *, caption: str | None = None, delimiter: str | None = None
+    source: TableSource,
+    *,
+    caption: str | None = None,
+    delimiter: str | None = None,
+    format: str | None = None,
 ) -> Table:
     """Read a table from a :class:`~tablereason.table.Table`, a DataFrame or a file.
 
@@ -32,19 +36,26 @@ def load_table(
     CSV exported by Excel (byte-order mark, ``;`` separators, a ``sep=;`` first line,
     Windows-1252 text), JSON (a list of records, a list of rows with the header first,
     ``{"columns": [...], "data": [[...]]}`` or ``{"header": [...], "rows": [[...]]}``),
-    JSON lines (one record per line) and ``.xlsx`` (needs ``openpyxl``).
+    JSON lines (one record per line) and ``.xlsx`` (needs ``openpyxl``). The suffix
+    says which; a file with any other suffix is refused unless ``format`` says how to
+    read it.
 
     Args:
         source: The table, a pandas DataFrame, or a path.
         caption: Caption for tables read from a DataFrame or a file.
         delimiter: Field separator for text files; guessed from the file when ``None``.
+        format: How to read a file: ``"csv"``, ``"tsv"``, ``"json"``, ``"jsonl"`` or
+            ``"xlsx"``; by default what its suffix says.
 
     Returns:
         The table; cells are text exactly as given.
 
     Raises:
-        TableParseError: When the file cannot be read as a table.
-        ConfigurationError: When ``source`` is of an unsupported type.
+        TableParseError: When the file cannot be read as a table
+            (:class:`~tablereason.table.io.readers.UnknownFormatError` for a suffix of no
+            format, without ``format``).
+        ConfigurationError: When ``source`` is of an unsupported type, or for an unknown
+            ``format``.
 
     Example:
         >>> load_table("examples/taymyr_births.csv").columns[:2]
@@ -55,7 +66,7 @@ def load_table(
     if isinstance(source, Table):
         return source
     if isinstance(source, (str, os.PathLike)):
-        return read_table_file(Path(source), caption, delimiter)
+        return read_table_file(Path(source), caption, delimiter, format)
     if type(source).__name__ == "DataFrame":
         return Table.from_pandas(source, caption=caption)
     raise ConfigurationError(

@@ -7,6 +7,11 @@ streaming JSON parser), up to :data:`MAX_JSON_BYTES`. Text files are decoded as
 :mod:`tablereason.table.io.text` describes, which also refuses files that are not text;
 workbooks are checked before they are expanded (:mod:`tablereason.table.io.workbooks`).
 
+The reader is chosen by the file's suffix (:data:`SUFFIXES`), or by ``format``
+(:data:`FORMATS`) for a file whose suffix says nothing or says something else: a file
+with any other suffix is refused (:class:`UnknownFormatError`) rather than read as CSV,
+so a README or a script is never taken for a table.
+
 Every failure to read a file is a :class:`~tablereason.errors.TableParseError` that
 names the file and says what to do.
 """
@@ -19,7 +24,7 @@ from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
-from tablereason.errors import TableError, TableParseError
+from tablereason.errors import ConfigurationError, TableError, TableParseError
 from tablereason.table.io import MAX_COLUMNS
 from tablereason.table.io.text import SAMPLE_BYTES, check_text, sniff_encoding
 from tablereason.table.io.workbooks import read_workbook
@@ -29,25 +34,94 @@ from tablereason.table.value import Table
 DELIMITERS = (",", ";", "\t", "|")
 MAX_JSON_BYTES = 256 * 1024 * 1024
 """Largest JSON document read (it is parsed whole); JSON lines and CSV have no limit."""
+CSV_SUFFIXES = (".csv", ".txt")
+"""CSV, and delimited text (Excel's "Text" and "Unicode Text" exports are ``.txt``)."""
 TSV_SUFFIXES = (".tsv", ".tab")
 JSON_SUFFIXES = (".json",)
 JSON_LINES_SUFFIXES = (".jsonl", ".ndjson")
 EXCEL_SUFFIXES = (".xlsx", ".xlsm", ".xls")
+SUFFIXES: dict[str, tuple[str, ...]] = {
+    "csv": CSV_SUFFIXES,
+    "tsv": TSV_SUFFIXES,
+    "json": JSON_SUFFIXES,
+    "jsonl": JSON_LINES_SUFFIXES,
+    "xlsx": EXCEL_SUFFIXES,
+}
+"""The file suffixes of each format."""
+FORMATS = tuple(SUFFIXES)
+"""The formats ``format=`` (``--format`` on the command line) names."""
 
 
-def read_table_file(path: Path, caption: str | None, delimiter: str | None) -> Table:
-    """Read a table file, choosing the reader by the file's suffix.
+LIBRARY_HOW = f"format='csv' (or {', '.join(repr(f) for f in FORMATS[1:])})"
+"""How a caller of :func:`~tablereason.table.io.load.load_table` names a format."""
+
+
+class UnknownFormatError(TableParseError):
+    """A file whose suffix names no table format, read without ``format``.
+
+    Args:
+        path: The file.
+        how: How the caller's user names a format (``"format='csv'"``, ``"--format csv"``).
+    """
+
+    def __init__(self, path: Path, how: str = LIBRARY_HOW) -> None:
+        self.path = path
+        self.suffix = path.suffix
+        super().__init__(self.message(how))
+
+    def message(self, how: str) -> str:
+        """The refusal, saying how to name the format the way the reader can (``how``)."""
+        what = f"its suffix {self.suffix!r}" if self.suffix else "it has no suffix that"
+        known = ", ".join(s for group in SUFFIXES.values() for s in group)
+        return (
+            f"{self.path}: {what} names no table format ({known}); if it holds a table, "
+            f"say how to read it: {how}"
+        )
+
+
+def table_format(path: Path, format: str | None = None) -> str:
+    """The format to read ``path`` as: ``format`` when given, else its suffix's.
+
+    Raises:
+        ConfigurationError: For a ``format`` that is not one of :data:`FORMATS`.
+        UnknownFormatError: For a suffix of no format, without ``format``.
+
+    Example:
+        >>> table_format(Path("a.TSV")), table_format(Path("notes.txt"), "csv")
+        ('tsv', 'csv')
+    """
+    if format is not None:
+        chosen = format.strip().lower()
+        if chosen not in FORMATS:
+            raise ConfigurationError(
+                f"unknown table format {format!r}; choose one of {', '.join(FORMATS)}"
+            )
+        return chosen
+    suffix = path.suffix.lower()
+    for name, suffixes in SUFFIXES.items():
+        if suffix in suffixes:
+            return name
+    raise UnknownFormatError(path)
+
+
+def read_table_file(
+    path: Path, caption: str | None, delimiter: str | None, format: str | None = None
+) -> Table:
+    """Read a table file, choosing the reader by ``format``, else by the file's suffix.
 
     Args:
         path: The file.
         caption: Caption of the table.
         delimiter: Field separator for text files; guessed when ``None``.
+        format: ``"csv"``, ``"tsv"``, ``"json"``, ``"jsonl"`` or ``"xlsx"``; by default
+            the one its suffix names.
 
     Returns:
         The table; cells are text exactly as given.
 
     Raises:
         TableParseError: When the file is missing or cannot be read as a table.
+        UnknownFormatError: For a suffix of no format, without ``format``.
         MissingDependencyError: For ``.xlsx`` without ``openpyxl``.
     """
     if not path.exists():
@@ -58,15 +132,15 @@ def read_table_file(path: Path, caption: str | None, delimiter: str | None) -> T
         raise TableParseError(
             f"{path}: not a regular file (a device or a pipe?); save the table to a file first"
         )
-    suffix = path.suffix.lower()
+    kind = table_format(path, format)
     try:
-        if suffix in EXCEL_SUFFIXES:
+        if kind == "xlsx":
             return read_workbook(path, caption)
-        if suffix in JSON_SUFFIXES:
+        if kind == "json":
             return _read_json(path, caption)
-        if suffix in JSON_LINES_SUFFIXES:
+        if kind == "jsonl":
             return _read_json_lines(path, caption)
-        return _read_delimited(path, caption, delimiter, tsv=suffix in TSV_SUFFIXES)
+        return _read_delimited(path, caption, delimiter, tsv=kind == "tsv")
     except TableParseError:
         raise
     except TableError as err:  # e.g. no column at all

@@ -109,30 +109,31 @@ def read_workbook(path: Path, caption: str | None) -> Table:
             f"reading {path.suffix} files needs openpyxl: pip install openpyxl "
             "(or export the sheet as CSV)"
         ) from err
-    try:
-        book = openpyxl.load_workbook(path, read_only=True, data_only=True)
-    except Exception as err:  # openpyxl raises many kinds for a damaged file: all mean that
-        raise _damaged(path, err) from err
-    try:
-        if not book.worksheets:
-            raise TableParseError(f"{path}: the workbook has no worksheet; add one")
-        sheet = book.worksheets[0]
-        rows_declared, cols_declared = sheet.max_row or 0, sheet.max_column or 0
-        if rows_declared * cols_declared > MAX_CELLS:
-            raise _refused(
-                path,
-                f"its first sheet declares {rows_declared:,} rows x {cols_declared:,} columns "
-                f"(limit {MAX_CELLS:,} cells)",
-            )
+    with path.open("rb") as handle:  # a handle: openpyxl refuses paths without its suffixes
         try:
-            rows = _sheet_rows(sheet.iter_rows(values_only=True), path)
-            return Table.from_rows(rows, caption, source=str(path))
-        except TableParseError:
-            raise
-        except Exception as err:  # a damaged sheet fails while it is read, in many ways
+            book = openpyxl.load_workbook(handle, read_only=True, data_only=True)
+        except Exception as err:  # openpyxl raises many kinds for a damaged file: all mean that
             raise _damaged(path, err) from err
-    finally:
-        book.close()
+        try:
+            if not book.worksheets:
+                raise TableParseError(f"{path}: the workbook has no worksheet; add one")
+            sheet = book.worksheets[0]
+            rows_declared, cols_declared = sheet.max_row or 0, sheet.max_column or 0
+            if rows_declared * cols_declared > MAX_CELLS:
+                raise _refused(
+                    path,
+                    f"its first sheet declares {rows_declared:,} rows x {cols_declared:,} "
+                    f"columns (limit {MAX_CELLS:,} cells)",
+                )
+            try:
+                rows = _sheet_rows(sheet.iter_rows(values_only=True), path)
+                return Table.from_rows(rows, caption, source=str(path))
+            except TableParseError:
+                raise
+            except Exception as err:  # a damaged sheet fails while it is read, in many ways
+                raise _damaged(path, err) from err
+        finally:
+            book.close()
 
 
 def _damaged(path: Path, err: BaseException) -> TableParseError:
