@@ -12,6 +12,11 @@ that builds its own model from the spec; the parent shows one progress line read
 the shard files as they grow, and merges the files at the end (checked, see
 :mod:`tablereason.evaluate.merge`).
 
+The run's model is watched (:class:`~tablereason.evaluate.server_watch.ServerWatch`):
+an unreachable server stops the run after ``max_connection_failures`` examples in a
+row. A run refused before its first example (an unknown method, options the method does
+not take) leaves no run folder behind.
+
 Example:
     >>> spec = BenchmarkSpec(dataset="wikitq", out="runs/wikitq", limit=20)  # doctest: +SKIP
     >>> run_benchmark(spec).result.percent  # doctest: +SKIP
@@ -22,7 +27,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from concurrent.futures import Executor
+import threading
+from concurrent.futures import Executor, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +37,7 @@ from pydantic import BaseModel, Field
 from tablereason.errors import ConfigurationError
 from tablereason.evaluate.merge import check_merge_target
 from tablereason.evaluate.progress import ShardProgress
+from tablereason.evaluate.replay_clock import ReplayClock
 from tablereason.evaluate.results import (
     CACHE_FILE,
     RESULTS_FILE,
@@ -40,9 +47,19 @@ from tablereason.evaluate.results import (
     read_results,
     shard_file_name,
 )
-from tablereason.evaluate.runner import RunSummary, merge_results, run_evaluation
+from tablereason.evaluate.run_loop import Interrupted
+from tablereason.evaluate.runner import (
+    MAX_CONNECTION_FAILURES,
+    RunSummary,
+    StepHook,
+    merge_results,
+    parse_shard,
+    run_evaluation,
+)
+from tablereason.evaluate.server_watch import ServerWatch
 from tablereason.llm.base import LLM
-from tablereason.llm.resolve import resolve_llm
+from tablereason.llm.resolve import base_llm, resolve_llm
+from tablereason.methods.base import Method
 from tablereason.methods.catalog import build_method
 
 __all__ = [
@@ -83,6 +100,8 @@ class BenchmarkSpec(BaseModel):
         sync_interval_s: At most one ``fsync`` of the result file per interval; a killed
             run loses nothing either way (see :class:`~tablereason.evaluate.results.
             ResultWriter`), a machine crash at most this interval's records.
+        max_connection_failures: Examples in a row that may fail with the model server
+            unreachable before the run stops (0: never stop).
     """
 
     dataset: str
@@ -103,6 +122,7 @@ class BenchmarkSpec(BaseModel):
     seed: int | None = None
     traces: bool = True
     sync_interval_s: float = 0.05
+    max_connection_failures: int = Field(default=MAX_CONNECTION_FAILURES, ge=0)
 
     def results_path(self, shard: str | None = None) -> Path:
         """The result file of the whole run, or of one shard (``"i/n"``)."""
@@ -118,6 +138,56 @@ class BenchmarkSpec(BaseModel):
         return Path(self.cache) if self.cache else Path(self.out) / CACHE_FILE
 
 
+_CACHE_FILES = (CACHE_FILE, *(CACHE_FILE + tail for tail in ("-wal", "-shm", "-journal")))
+
+
+def _undo(folder: Path, fresh: bool, had: set[str]) -> None:
+    """Remove what a refused run made in its folder: the new cache files, a new folder."""
+    for name in _CACHE_FILES:
+        if name not in had:
+            with contextlib.suppress(OSError):
+                (folder / name).unlink()
+    if fresh:
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only when empty: anything else there stays
+
+
+def _method_for(
+    spec: BenchmarkSpec, llm: LLM | None, progress: bool
+) -> tuple[Method, ServerWatch, LLM, str, dict[str, Any]]:
+    """The run's watched model and method; a refusal leaves no new run folder."""
+    from tablereason.datasets import DATASETS
+
+    out = Path(spec.out)
+    fresh = not out.exists()
+    had = {name for name in _CACHE_FILES if (out / name).exists()}
+    try:
+        bare = llm
+        if bare is None:
+            bare = base_llm(
+                spec.model,
+                base_url=spec.base_url,
+                endpoint=spec.endpoint,
+                timeout=spec.timeout,
+                quiet=not progress,
+            )
+        watch = ServerWatch(bare)
+        model: LLM = ReplayClock(
+            resolve_llm(watch, cache=spec.cache_path(), offline=spec.offline)
+        )
+        options = dict(spec.options)
+        if spec.profile is not None:
+            options["profile"] = spec.profile
+        if spec.seed is not None:
+            options["seed"] = spec.seed
+        name = spec.method or DATASETS.get(spec.dataset).default_method
+        method = build_method(name, model, task=spec.dataset, data_dir=spec.data_dir, **options)
+    except BaseException:
+        _undo(out, fresh, had)
+        raise
+    return method, watch, model, name, options
+
+
 def run_shard(
     spec: BenchmarkSpec,
     shard: str | None = None,
@@ -125,6 +195,8 @@ def run_shard(
     llm: LLM | None = None,
     progress: bool = False,
     executor: Executor | None = None,
+    on_step: StepHook | None = None,
+    stop: threading.Event | None = None,
 ) -> RunSummary:
     """Run one shard (or, with ``shard=None``, everything) of ``spec`` into its file.
 
@@ -135,6 +207,8 @@ def run_shard(
             still wrapped with the run's cache).
         progress: Show the live progress line.
         executor: Executor for the examples (threads by default).
+        on_step: ``on_step(example, step)`` for each step of each example as it completes.
+        stop: Set it to stop the shard as Ctrl-C would (running examples finish).
 
     Returns:
         The shard's :class:`~tablereason.evaluate.runner.RunSummary`.
@@ -145,25 +219,11 @@ def run_shard(
 
     if spec.concurrency < 1:
         raise ConfigurationError(f"concurrency must be at least 1, got {spec.concurrency}")
+    parse_shard(shard)  # a malformed shard fails before anything is read or written
     dataset = DATASETS.get(spec.dataset)
     split = spec.split or dataset.default_split
     examples = load_dataset(spec.dataset, split, data_dir=spec.data_dir, limit=spec.limit)
-    model = resolve_llm(
-        llm if llm is not None else spec.model,
-        base_url=spec.base_url,
-        endpoint=spec.endpoint,
-        timeout=spec.timeout,
-        cache=spec.cache_path(),
-        offline=spec.offline,
-        quiet=not progress,
-    )
-    options = dict(spec.options)
-    if spec.profile is not None:
-        options["profile"] = spec.profile
-    if spec.seed is not None:
-        options["seed"] = spec.seed
-    method_name = spec.method or dataset.default_method
-    method = build_method(method_name, model, task=spec.dataset, data_dir=spec.data_dir, **options)
+    method, watch, model, method_name, options = _method_for(spec, llm, progress)
     described = method.config()
     settings = described.get("settings") or {}
     config = RunConfig(
@@ -202,6 +262,10 @@ def run_shard(
         executor=executor,
         price=price,
         sync_interval_s=spec.sync_interval_s,
+        on_step=on_step,
+        server=watch,
+        max_connection_failures=spec.max_connection_failures,
+        stop=stop,
     )
 
 
@@ -213,6 +277,7 @@ def run_benchmark(
     shard: str | None = None,
     executor: Executor | None = None,
     progress: bool = True,
+    on_step: StepHook | None = None,
 ) -> RunSummary:
     """Run ``spec``: in this process, or as ``shards`` tasks on ``executor``.
 
@@ -229,6 +294,8 @@ def run_benchmark(
         progress: Show the live progress line; for sharded runs one line for all shards,
             read from the shard files as they grow (see
             :class:`~tablereason.evaluate.progress.ShardProgress`).
+        on_step: ``on_step(example, step)`` for each step of each example as it
+            completes (examples run in this process: not with process or Ray shards).
 
     Returns:
         The summary of the whole run (for sharded runs, of the merged file).
@@ -236,11 +303,13 @@ def run_benchmark(
     Raises:
         ConfigurationError: For bad settings (``shards`` without an executor, ...).
         DatasetError: When the dataset files are missing.
+        Interrupted: After Ctrl-C (see :mod:`tablereason.evaluate.run_loop`).
+        ServerUnreachableError: When the model server stayed unreachable.
     """
     if shard is not None and shards is not None:
         raise ConfigurationError("give either shard ('i/n', one shard here) or shards, not both")
     if shards is None:
-        return run_shard(spec, shard, llm=llm, progress=progress)
+        return run_shard(spec, shard, llm=llm, progress=progress, on_step=on_step)
     if shards < 1:
         raise ConfigurationError(f"shards must be at least 1, got {shards}")
     if executor is None:
@@ -254,11 +323,38 @@ def run_benchmark(
     check_merge_target(spec.results_path())
     specs = [f"{i}/{shards}" for i in range(shards)]
     paths = [spec.results_path(s) for s in specs]
+    # Shards on threads share one stop event, so Ctrl-C here lets each finish its
+    # running examples; shards in other processes receive Ctrl-C themselves.
+    shared = isinstance(executor, ThreadPoolExecutor)
+    stop = threading.Event()
     with ShardProgress(paths) if progress else contextlib.nullcontext():
-        futures = [executor.submit(run_shard, spec, shard, llm=llm) for shard in specs]
-        parts = [future.result() for future in futures]
+        futures = [
+            executor.submit(run_shard, spec, shard, llm=llm, **_shard_hooks(shared, stop, on_step))
+            for shard in specs
+        ]
+        parts = _shard_results(futures, stop)
     merged = merge_results(paths, spec.results_path())
     return _merged_summary(merged, parts)
+
+
+def _shard_hooks(
+    shared: bool, stop: threading.Event, on_step: StepHook | None
+) -> dict[str, Any]:
+    """What shard tasks on threads share with this process: the stop event, the hook."""
+    return {"stop": stop, "on_step": on_step} if shared else {}
+
+
+def _shard_results(futures: list[Future[RunSummary]], stop: threading.Event) -> list[RunSummary]:
+    """Every shard's summary; on Ctrl-C, the shards finish their running examples first."""
+    try:
+        return [future.result() for future in futures]
+    except KeyboardInterrupt:
+        stop.set()
+    try:
+        wait(futures)
+    except KeyboardInterrupt:
+        raise Interrupted(sum(1 for f in futures if not f.done())) from None
+    raise Interrupted(0)
 
 
 def _absolute(spec: BenchmarkSpec) -> BenchmarkSpec:

@@ -5,15 +5,24 @@ A method is a :class:`~tablereason.methods.base.Method` (each example goes to
 answer is accepted too), for quick experiments. Results go to a JSONL file (see
 :mod:`tablereason.evaluate.results`) as each example finishes; killing the run at any
 moment and rerunning with the same output path continues where it stopped, with no
-example lost or counted twice.
+example lost or counted twice. Ctrl-C lets the running examples finish (a second one
+stops at once), and a run whose model server has gone away stops; see
+:mod:`tablereason.evaluate.run_loop`.
+
+Each record's ``duration_s`` is the example's time as if every answer came from the
+model: answers replayed from the response cache count the latency recorded with them
+(:mod:`tablereason.evaluate.replay_clock`), so resumed runs do not skew the report.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
+import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,17 +30,25 @@ from typing import Any
 from tablereason.datasets.example import Example
 from tablereason.errors import ConfigurationError
 from tablereason.evaluate.progress import ProgressLine
+from tablereason.evaluate.replay_clock import timing
 from tablereason.evaluate.results import (
     RunConfig,
     open_results,
     read_results,
 )
+from tablereason.evaluate.run_loop import Collector, collect
+from tablereason.evaluate.server_watch import ServerWatch
 from tablereason.methods.base import Method
 from tablereason.metrics.scorers import METRICS, Metric, MetricResult
-from tablereason.trace.record import Prediction
+from tablereason.trace.listen import following
+from tablereason.trace.record import Prediction, TraceStep
 
 Answerer = Callable[[Example], "Prediction | str | list[str] | None"]
 """A plain function that answers an example, runnable in place of a :class:`Method`."""
+StepHook = Callable[[Example, TraceStep], None]
+"""``on_step(example, step)``: called with each step of an example as it completes."""
+MAX_CONNECTION_FAILURES = 3
+"""Examples in a row that may fail with the server unreachable before a run stops."""
 
 
 def parse_shard(spec: str | None) -> tuple[int, int] | None:
@@ -83,6 +100,8 @@ class RunSummary:
         tokens: Tokens spent (in the whole file).
         wall_s: Wall time of this call.
         result: The metric over the run's examples, when a metric was given.
+        unreachable: Examples run now that could not reach the model server: not
+            recorded, so a rerun runs them.
     """
 
     path: Path
@@ -94,6 +113,7 @@ class RunSummary:
     tokens: int
     wall_s: float
     result: MetricResult | None
+    unreachable: int = 0
 
 
 def _as_prediction(value: Any) -> Prediction:
@@ -135,13 +155,16 @@ def _run_one(
     metric: Metric | None,
     traces: bool,
     price: Price | None = None,
+    on_step: StepHook | None = None,
 ) -> dict[str, Any]:
-    started = time.perf_counter()
-    try:
-        prediction = _as_prediction(answer(example))
-    except Exception as exc:  # a failing example is recorded, never stops the run
-        prediction = Prediction(error=f"{type(exc).__name__}: {exc}")
-    duration = time.perf_counter() - started
+    steps = following(functools.partial(on_step, example)) if on_step is not None else None
+    with timing() as clock:
+        try:
+            with steps if steps is not None else contextlib.nullcontext():
+                prediction = _as_prediction(answer(example))
+        except Exception as exc:  # a failing example is recorded, never stops the run
+            prediction = Prediction(error=f"{type(exc).__name__}: {exc}")
+    duration = clock.duration()
     score = None if metric is None else _score(metric, prediction, example)
     usage = prediction.trace.usage
     record: dict[str, Any] = {
@@ -160,6 +183,8 @@ def _run_one(
             1 for s in prediction.trace.steps if s.kind == "operation" and not s.error
         ),
     }
+    if clock.hits:  # answers replayed from the cache: what this run itself took
+        record["replayed"] = {"answers": clock.hits, "wall_s": round(clock.wall(), 6)}
     shape = _table_shape(example)
     record["table_rows"], record["table_columns"] = shape if shape else (None, None)
     if prediction.has_raw_answer:  # what the published TabMWP scoring reads
@@ -197,6 +222,10 @@ def run_evaluation(
     executor: Executor | None = None,
     price: Price | None = None,
     sync_interval_s: float = 0.0,
+    on_step: StepHook | None = None,
+    server: ServerWatch | None = None,
+    max_connection_failures: int = MAX_CONNECTION_FAILURES,
+    stop: threading.Event | None = None,
 ) -> RunSummary:
     """Run ``method`` on every example (of one shard) and stream results to ``out``.
 
@@ -220,9 +249,22 @@ def run_evaluation(
         sync_interval_s: Batch the result file's ``fsync`` calls to one per interval
             (0: one per record). Either way a killed run loses nothing; see
             :class:`~tablereason.evaluate.results.ResultWriter`.
+        on_step: ``on_step(example, step)``, called with each step of each example as
+            it completes (from the thread running the example; with executors that run
+            examples in other processes it is not called).
+        server: The watch on the method's model (see
+            :class:`~tablereason.evaluate.server_watch.ServerWatch`): examples that fail
+            while it finds the server unreachable are not recorded.
+        max_connection_failures: With ``server``, stop the run when this many examples
+            in a row fail that way (0: never).
+        stop: Set it (from another thread) to stop as Ctrl-C does.
 
     Returns:
         A :class:`RunSummary`.
+
+    Raises:
+        Interrupted: After Ctrl-C or ``stop``; the results written so far are kept.
+        ServerUnreachableError: When the server stayed unreachable (see ``server``).
 
     Example:
         >>> summary = run_evaluation(lambda ex: ex.answer, examples, "runs/x.jsonl",
@@ -255,21 +297,26 @@ def run_evaluation(
     pending = [e for e in mine if e.id not in writer.done]
     resumed = len(mine) - len(pending)
     bar = ProgressLine(len(pending), show_cost=price is not None) if progress and pending else None
+
+    def keep(record: dict[str, Any]) -> None:
+        writer.write(record)
+        if bar is not None:
+            tokens = record["prompt_tokens"] + record["completion_tokens"]
+            bar.update(
+                score=record["score"],
+                tokens=tokens,
+                failed=bool(record["error"]),
+                cost=record.get("cost") or 0.0,
+            )
+
+    collector = Collector(keep, server, max_connection_failures)
     pool = executor or ThreadPoolExecutor(max_workers=concurrency)
     futures: list[Future[dict[str, Any]]] = []
     try:
-        futures = [pool.submit(_run_one, answer, e, scorer, traces, price) for e in pending]
-        for future in as_completed(futures):
-            record = future.result()
-            writer.write(record)
-            if bar is not None:
-                tokens = record["prompt_tokens"] + record["completion_tokens"]
-                bar.update(
-                    score=record["score"],
-                    tokens=tokens,
-                    failed=bool(record["error"]),
-                    cost=record.get("cost") or 0.0,
-                )
+        futures = [
+            pool.submit(_run_one, answer, e, scorer, traces, price, on_step) for e in pending
+        ]
+        collect(futures, collector, stop=stop)
     except BaseException:
         for future in futures:
             future.cancel()
@@ -292,6 +339,7 @@ def run_evaluation(
         tokens=sum(r.get("prompt_tokens", 0) + r.get("completion_tokens", 0) for r in done),
         wall_s=time.perf_counter() - started,
         result=result,
+        unreachable=collector.unreachable,
     )
 
 
