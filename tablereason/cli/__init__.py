@@ -6,7 +6,7 @@ Example:
     0
 """
 
-from tablereason.cli.main import (
+from tablereason.cli.exit_codes import (
     EXIT_INPUT,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -14,9 +14,8 @@ from tablereason.cli.main import (
     EXIT_NO_ANSWER,
     EXIT_OK,
     EXIT_USAGE,
-    exit_code,
-    main,
 )
+from tablereason.cli.main import exit_code, main
 
 __all__ = [
     "EXIT_INPUT",

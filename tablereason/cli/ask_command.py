@@ -1,0 +1,104 @@
+"""``tablereason ask``: one question about a table, its steps shown as they complete.
+
+The exit code says how the run ended, for every method alike: 0 with an answer; 4
+when the model failed (the server was unreachable, the backend failed after its
+retries, a dependency is missing), which the model's
+:class:`~tablereason.evaluate.server_watch.ServerWatch` tells, since methods record
+model failures instead of raising them; 5 when the run ended without an answer for
+any other reason (an empty answer included). Whatever the output mode, the reason
+reaches the user: a ``Failed:`` line in the trace, or a line on stderr with
+``--answer-only`` and ``--json`` (whose ``error`` field holds it too).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from typing import Any
+
+from tablereason.cli.exit_codes import EXIT_MODEL, EXIT_NO_ANSWER, EXIT_OK
+from tablereason.errors import TableParseError
+from tablereason.trace.terminal import visible, visible_json
+
+HIDDEN_HINT = "see every column with --html PAGE"
+"""What the terminal says to do about the columns a wide table hides."""
+
+
+def read_table(args: argparse.Namespace) -> Any:
+    """The table of ``ask``; a suffix of no format is refused in the command's words."""
+    from tablereason.api import load_table
+    from tablereason.table.io.readers import FORMATS, UnknownFormatError
+
+    try:
+        return load_table(
+            args.table, caption=args.caption, delimiter=args.delimiter, format=args.format
+        )
+    except UnknownFormatError as error:
+        raise TableParseError(error.message(f"--format {'|'.join(FORMATS)}")) from None
+
+
+def _model(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The watched backend and the model stacked on it (cache, retries)."""
+    from tablereason.evaluate.server_watch import ServerWatch
+    from tablereason.llm.resolve import base_llm, resolve_llm
+
+    bare = base_llm(
+        args.model, base_url=args.base_url, endpoint=args.endpoint, timeout=args.timeout
+    )
+    watch = ServerWatch(bare)
+    return watch, resolve_llm(watch, cache=args.cache, offline=args.offline)
+
+
+def outcome_code(prediction: Any, watch: Any) -> int:
+    """0 answered; 4 the model failed (the watch saw the last request fail); 5 otherwise."""
+    if prediction.error is None:
+        return EXIT_OK
+    return EXIT_MODEL if watch.last_error is not None else EXIT_NO_ANSWER
+
+
+def cmd_ask(args: argparse.Namespace, options: dict[str, Any]) -> int:
+    """Run ``tablereason ask``; returns the exit code."""
+    from tablereason.api import ask
+    from tablereason.cli.method_catalog import check_options
+    from tablereason.trace.console import TraceView
+    from tablereason.trace.listen import following
+    from tablereason.trace.live import LiveSteps
+
+    table = read_table(args)  # a bad file fails before any model is looked for
+    check_options(args.method, options)
+    watch, llm = _model(args)
+    live = not (args.json or args.answer_only or args.quiet)
+    with contextlib.ExitStack() as stack:
+        if live:
+            view = stack.enter_context(
+                LiveSteps(args.question, max_rows=args.max_rows, hidden_hint=HIDDEN_HINT)
+            )
+            stack.enter_context(following(view.finished, on_start=view.started))
+        prediction = ask(table, args.question, method=args.method, llm=llm, task=args.task,
+                         **options)  # fmt: skip
+    code = outcome_code(prediction, watch)
+    if args.html:
+        prediction.to_html(args.html)
+    if args.json:
+        payload = {
+            "answer": prediction.answer,
+            "error": prediction.error,
+            "exit_code": code,
+            "trace": prediction.trace.to_dict(),
+        }
+        print(visible_json(json.dumps(payload, ensure_ascii=False)))
+    elif args.answer_only:
+        answer = prediction.answer
+        print(" | ".join(map(visible, answer)) if isinstance(answer, list) else visible(answer))
+    elif live:
+        view.outcome(prediction.answer, prediction.error)
+    else:
+        TraceView(max_rows=args.max_rows).outcome(prediction.answer, prediction.error)
+    if args.html and not (args.json or args.answer_only):
+        print(f"trace page: {args.html}")
+    if prediction.error and (args.json or args.answer_only):
+        said = "error" if code == EXIT_MODEL else "no answer"
+        print(f"tablereason: {said}: {visible(prediction.error, lines=True)}", file=sys.stderr)
+    return code
