@@ -18,10 +18,11 @@ run (which writes it). Two things end it early:
 
 from __future__ import annotations
 
+import queue
 import sys
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, Future, as_completed, wait
+from concurrent.futures import Future, as_completed
 from typing import Any
 
 from tablereason.evaluate.server_watch import ServerUnreachableError, ServerWatch
@@ -113,28 +114,35 @@ def collect(
 ) -> None:
     """Wait for every future, handing each record to ``collector`` as it finishes.
 
+    Finished futures arrive through a queue (each one's done-callback puts it there),
+    so each costs the same however many are pending; the loop looks at ``stop`` every
+    :data:`POLL_S` while it waits.
+
     Raises:
         Interrupted: After Ctrl-C or ``stop``; see the module notes.
         ServerUnreachableError: When the server stayed unreachable for
             ``max_connection_failures`` examples in a row.
     """
     stop = stop or threading.Event()
-    waiting = set(futures)
-    backlog: list[Future[Record]] = []  # finished, not yet taken
+    finished: queue.SimpleQueue[Future[Record]] = queue.SimpleQueue()
+    for future in futures:
+        future.add_done_callback(finished.put)
+    taken: set[Future[Record]] = set()
     stopped_by_server = False
     try:
-        while (waiting or backlog) and not stop.is_set() and not stopped_by_server:
-            if not backlog:
-                finished, waiting = wait(waiting, timeout=POLL_S, return_when=FIRST_COMPLETED)
-                backlog = list(finished)
-            while backlog and not stopped_by_server:
-                stopped_by_server = collector.take(backlog.pop(0).result())
+        while len(taken) < len(futures) and not stop.is_set() and not stopped_by_server:
+            try:
+                future = finished.get(timeout=POLL_S)
+            except queue.Empty:
+                continue
+            taken.add(future)
+            stopped_by_server = collector.take(future.result())
     except KeyboardInterrupt:
         stop.set()
-    waiting.update(backlog)  # taken with the running ones
+    left = [f for f in futures if f not in taken]  # running, queued, or done and not taken
     if stopped_by_server:
         _finish_running(
-            waiting,
+            left,
             collector,
             lambda n: f"the model server is unreachable: stopping; {n} running example"
             f"{'s' if n != 1 else ''} finishing (Ctrl-C stops at once)",
@@ -142,7 +150,7 @@ def collect(
         raise _stopped(collector)
     if stop.is_set():
         _finish_running(
-            waiting,
+            left,
             collector,
             lambda n: f"interrupted: {n} example{'s are' if n != 1 else ' is'} finishing "
             "(their results are kept); press Ctrl-C again to stop at once",
