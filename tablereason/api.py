@@ -18,6 +18,7 @@ from typing import Any
 from tablereason.datasets.example import Example
 from tablereason.errors import ConfigurationError
 from tablereason.llm.base import LLM
+from tablereason.llm.redaction import redact
 from tablereason.llm.resolve import resolve_llm
 from tablereason.methods.base import TableMethod
 from tablereason.methods.catalog import build_method
@@ -132,5 +133,7 @@ def _no_answer_reason(trace: Trace, method: str) -> str:
     if not failed:
         return f"{method} gave an empty answer (no step reported an error; the trace shows each)"
     number, step = failed[-1]
-    return f"{method} gave an empty answer; the last error was at step {number} ({step.kind} " \
-        f"{step.name}): {step.error}"
+    return redact(
+        f"{method} gave an empty answer; the last error was at step {number} "
+        f"({step.kind} {step.name}): {step.error}"
+    )

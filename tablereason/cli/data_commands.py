@@ -56,6 +56,12 @@ def data_root(data_dir: str | None, *, create: bool = False) -> Path:
 
     Raises:
         DatasetError: When neither is set, or the folder does not exist (unless ``create``).
+
+    Example:
+        >>> import tempfile
+        >>> folder = tempfile.mkdtemp()
+        >>> data_root(folder) == Path(folder)
+        True
     """
     from tablereason.datasets import DATA_DIR_ENV
 

@@ -347,7 +347,12 @@ def _collapse(differences: dict[str, Any], variants: Mapping[str, Any]) -> dict[
 
 
 def valid_keys(info: MethodInfo) -> list[str]:
-    """The keys ``--option`` takes for a method (``profile`` has its own flag too)."""
+    """The keys ``--option`` takes for a method (``profile`` has its own flag too).
+
+    Example:
+        >>> valid_keys(describe("text_to_sql"))
+        ['patience', 'max_rows', 'max_tokens']
+    """
     return [o.name for o in info.options] + (["profile"] if info.profiles else [])
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from concurrent.futures import Executor, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Executor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,7 @@ from tablereason.evaluate.results import (
     read_results,
     shard_file_name,
 )
-from tablereason.evaluate.run_loop import Interrupted
+from tablereason.evaluate.run_loop import wait_for_shards
 from tablereason.evaluate.runner import (
     MAX_CONNECTION_FAILURES,
     RunSummary,
@@ -332,7 +332,7 @@ def run_benchmark(
             executor.submit(run_shard, spec, shard, llm=llm, **_shard_hooks(shared, stop, on_step))
             for shard in specs
         ]
-        parts = _shard_results(futures, stop)
+        parts = wait_for_shards(futures, stop)
     merged = merge_results(paths, spec.results_path())
     return _merged_summary(merged, parts)
 
@@ -342,19 +342,6 @@ def _shard_hooks(
 ) -> dict[str, Any]:
     """What shard tasks on threads share with this process: the stop event, the hook."""
     return {"stop": stop, "on_step": on_step} if shared else {}
-
-
-def _shard_results(futures: list[Future[RunSummary]], stop: threading.Event) -> list[RunSummary]:
-    """Every shard's summary; on Ctrl-C, the shards finish their running examples first."""
-    try:
-        return [future.result() for future in futures]
-    except KeyboardInterrupt:
-        stop.set()
-    try:
-        wait(futures)
-    except KeyboardInterrupt:
-        raise Interrupted(sum(1 for f in futures if not f.done())) from None
-    raise Interrupted(0)
 
 
 def _absolute(spec: BenchmarkSpec) -> BenchmarkSpec:

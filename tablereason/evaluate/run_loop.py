@@ -22,7 +22,7 @@ import queue
 import sys
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future, as_completed
+from concurrent.futures import Future, as_completed, wait
 from typing import Any
 
 from tablereason.evaluate.server_watch import ServerUnreachableError, ServerWatch
@@ -169,3 +169,23 @@ def _stopped(collector: Collector) -> ServerUnreachableError:
         f"reach it ({collector.unreachable} in all, not recorded: they run again when the "
         "same command is rerun)",
     )
+
+
+def wait_for_shards(futures: list[Future[Any]], stop: threading.Event) -> list[Any]:
+    """Every shard task's result; on Ctrl-C, ``stop`` is set and the shards finish first.
+
+    Shards that run on threads share ``stop`` and finish their running examples (the
+    loop above); a second Ctrl-C stops at once.
+
+    Raises:
+        Interrupted: After Ctrl-C, with the shards still running when it was given up.
+    """
+    try:
+        return [future.result() for future in futures]
+    except KeyboardInterrupt:
+        stop.set()
+    try:
+        wait(futures)
+    except KeyboardInterrupt:
+        raise Interrupted(sum(1 for f in futures if not f.done())) from None
+    raise Interrupted(0)

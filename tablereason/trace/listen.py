@@ -108,7 +108,15 @@ class StepFeed:
 
 
 def current_feed() -> StepFeed | None:
-    """The feed of the :func:`following` block this code runs in, if any."""
+    """The feed of the :func:`following` block this code runs in, if any.
+
+    Example:
+        >>> with following(None) as feed:
+        ...     current_feed() is feed
+        True
+        >>> current_feed() is None
+        True
+    """
     return _FEED.get()
 
 
