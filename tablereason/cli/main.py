@@ -59,6 +59,19 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
+def _model_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The model options besides its name, as :func:`~tablereason.llm.resolve_llm` takes them.
+
+    Constraints on the replies, and the embedded model's settings.
+    """
+    return {
+        "constrain": args.constrain,
+        "server_kind": args.server_kind,
+        "n_ctx": args.n_ctx,
+        "threads": args.threads,
+    }
+
+
 def _cmd_ask(args: argparse.Namespace) -> int:
     from tablereason.api import ask, load_table
     from tablereason.llm.resolve import resolve_llm
@@ -72,6 +85,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         cache=args.cache,
         offline=args.offline,
+        **_model_settings(args),
     )
     prediction = ask(
         table,
@@ -135,6 +149,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         offline=args.offline,
         seed=args.seed,
         traces=not args.no_traces,
+        **_model_settings(args),
     )
     if args.shard and args.shards:
         raise ConfigurationError("use --shard i/n (one shard here) or --shards N, not both")

@@ -28,8 +28,8 @@ from tablereason.llm import (
     UsageTracker,
     default_model_path,
 )
-from tablereason.llm.local import default_threads
-from tablereason.llm.openai_backend import Transport
+from tablereason.llm.backends.embedded import default_threads
+from tablereason.llm.backends.server.chat import Transport
 
 # Short enough for every CI run (the issue asks CI to run both).
 pytestmark = [pytest.mark.real_model]
