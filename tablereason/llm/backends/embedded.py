@@ -4,10 +4,10 @@ A constrained request is generated under a ``llama_cpp.LlamaGrammar`` (GBNF, fro
 :func:`~tablereason.llm.constraints.to_gbnf`; a JSON schema through llama-cpp-python's own
 converter). A slot after free text (``after=``) is generated in two steps, so the
 grammar's cost is paid only for the slot: the free text without a grammar, up to the
-marker, a stop string or the token limit; then the marker, and the slot under the slot's
-grammar (llama.cpp keeps the evaluated prompt, so the second step evaluates only the new
-tokens). The reply therefore always holds the marker, unless the token limit left no
-room for the slot. Requests through the chat template use one grammar for the whole reply.
+marker, a stop string or three quarters of the token limit (the last quarter is kept for
+the slot); then the marker, and the slot under the slot's grammar (llama.cpp keeps the
+evaluated prompt, so the second step evaluates only the new tokens). The reply therefore
+always holds the marker. Requests through the chat template use one grammar for the whole reply.
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ from tablereason.llm.base import (
 from tablereason.llm.constraints import Constraint, slot_grammar, to_gbnf
 from tablereason.llm.errors import ContextLengthError
 
+SLOT_SHARE = 4
+"""With a slot after free text, the free text may use all but a quarter of ``max_tokens``."""
 CONTEXT_HINT = (
     "shrink the table view, or give the embedded model a larger context window "
     "(--n-ctx on the command line, n_ctx= in Python)"
@@ -275,7 +277,11 @@ class LocalLlama(SyncLLM):
     ) -> dict[str, Any]:
         """The free text without a grammar, then the marker and the slot under its grammar."""
         marker = str(constraint.after)
-        free = self._generate(llama, request, False, max_tokens, seed, stop=[*request.stop, marker])
+        room = max_tokens - max(1, max_tokens // SLOT_SHARE)  # the rest is kept for the slot
+        if room > 0:
+            free = self._generate(llama, request, False, room, seed, stop=[*request.stop, marker])
+        else:  # (llama.cpp reads a limit of 0 as "no limit")
+            free = {"choices": [{"text": "", "logprobs": None}], "usage": {}}
         used = int((free.get("usage") or {}).get("completion_tokens", 0))
         if used >= max_tokens:
             return free  # no room left for the slot

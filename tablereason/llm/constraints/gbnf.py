@@ -328,14 +328,39 @@ def literal(text: str) -> str:
 def one_of(options: list[str] | tuple[str, ...]) -> Expr:
     """An expression matching exactly one of ``options`` (at least one).
 
+    The options are factored by their common beginnings (a trie), so a grammar sampler
+    follows one path per distinct next character rather than one per option: with 600
+    column names that share a few first letters, a few live paths instead of 600.
+
     Example:
         >>> print(dump({"root": one_of(("yes", "no"))}))
         root ::= "yes" | "no"
+        >>> print(dump({"root": one_of(("Year", "Year 2", "Team"))}))
+        root ::= "Year" ("" | " 2") | "Team"
     """
     if not options:
         raise ConstraintError("a choice needs at least one option")
-    exprs = tuple(Lit(o) for o in dict.fromkeys(options))
-    return exprs[0] if len(exprs) == 1 else Alt(exprs)
+    return _trie(list(dict.fromkeys(options)))
+
+
+def _trie(options: list[str]) -> Expr:
+    """``options`` (distinct) as nested alternatives sharing their common prefixes."""
+    if len(options) == 1:
+        return Lit(options[0])
+    common = options[0]
+    for option in options[1:]:
+        while not option.startswith(common):
+            common = common[:-1]
+    if common:
+        rest = _trie([o[len(common) :] for o in options])
+        return Seq((Lit(common), rest))
+    branches: dict[str, list[str]] = {}
+    for option in options:
+        branches.setdefault(option[:1], []).append(option[1:])
+    alternatives = [
+        _trie([first + r for r in rests]) if first else Lit("") for first, rests in branches.items()
+    ]
+    return Alt(tuple(alternatives))
 
 
 def _class(chars: Chars) -> str:
