@@ -283,3 +283,12 @@ def test_n_choices_are_each_checked(vllm: DialectServer) -> None:
     completion = llm.complete(Request(prompt="q", n=3, temperature=0.5, constraint=YES_NO))
     assert completion.texts == ["yes"] * 3
     assert json.loads(json.dumps(vllm.bodies[0]))["n"] == 3
+
+
+def test_vllm_gets_the_pattern_without_the_anchors_a_whole_match_makes_redundant() -> None:
+    from tablereason.llm.backends.server import dialects
+
+    sent = dialects.vllm(Regex(pattern=r"^row \d+$"), "completion")
+    assert sent is not None and sent.fields == {"structured_outputs": {"regex": r"row \d+"}}
+    escaped = dialects.vllm(Regex(pattern=r"cost \$"), "chat")
+    assert escaped is not None and escaped.fields["structured_outputs"] == {"regex": r"cost \$"}

@@ -41,21 +41,9 @@ classes = st.builds(
 HELPER = Seq((Lit("c"), Repeat(Ref("helper"), 0, 1)))  # guarded recursion: c, cc, ccc...
 
 
-def _empty_ok(expr: Expr) -> bool:
-    """Whether ``expr`` matches the empty text (the helper rule never does)."""
-    if isinstance(expr, Lit):
-        return not expr.text
-    if isinstance(expr, Seq):
-        return all(_empty_ok(i) for i in expr.items)
-    if isinstance(expr, Alt):
-        return any(_empty_ok(o) for o in expr.options)
-    if isinstance(expr, Repeat):
-        return expr.low == 0 or _empty_ok(expr.item)
-    return False
-
-
 def _repeat(item: Expr, low: int, span: int | None) -> Expr:
-    body = item if not _empty_ok(item) else Seq((Lit("a"), item))  # else left-recursive
+    empty = grammar_oracle.accepts({"root": item, "helper": HELPER}, "")
+    body = Seq((Lit("a"), item)) if empty else item  # else left-recursive
     return Repeat(body, low, None if span is None else low + span)
 
 

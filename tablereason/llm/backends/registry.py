@@ -202,81 +202,76 @@ BACKENDS.register(
         "process",
     ),
 )
-BACKENDS.register(
+
+
+def _server(
+    name: str,
+    description: str,
+    capabilities: Capabilities,
+    dialect: dialects.Dialect,
+    *,
+    owned_by: tuple[str, ...] = (),
+    probe: tuple[str, str] | None = None,
+    claims: Callable[[ModelSpec], bool] | None = None,
+) -> None:
+    """Register a kind of server (all are built by the same client, told their kind)."""
+    entry = Backend(
+        name,
+        description,
+        capabilities,
+        "server",
+        build=_SERVER,
+        claims=claims or _names_server(name),
+        dialect=dialect,
+        owned_by=owned_by,
+        probe=probe,
+    )
+    BACKENDS.register(name, entry)
+
+
+CHOICE_AND_JSON = frozenset({"choice", "json"})
+_server(
     "openai",
-    Backend(
-        "openai",
-        "OpenAI's API: structured outputs (a strict JSON schema; a choice as an enum)",
-        Capabilities(constraints=frozenset({"choice", "json"}), endpoints=("chat",)),
-        "server",
-        build=_SERVER,
-        claims=_openai_api,
-        dialect=dialects.openai,
-        owned_by=("openai", "system", "openai-internal"),
-    ),
+    "OpenAI's API: structured outputs (a strict JSON schema; a choice as an enum)",
+    Capabilities(constraints=CHOICE_AND_JSON, endpoints=("chat",)),
+    dialects.openai,
+    owned_by=("openai", "system", "openai-internal"),
+    claims=_openai_api,
 )
-BACKENDS.register(
+_server(
     "vllm",
-    Backend(
-        "vllm",
-        "vLLM: structured_outputs (choice, regex, json, grammar)",
-        Capabilities(constraints=ALL, after=True),
-        "server",
-        build=_SERVER,
-        claims=_names_server("vllm"),
-        dialect=dialects.vllm,
-        owned_by=("vllm",),
-        probe=("/version", "version"),
-    ),
+    "vLLM: structured_outputs (choice, regex, json, grammar)",
+    Capabilities(constraints=ALL, after=True),
+    dialects.vllm,
+    owned_by=("vllm",),
+    probe=("/version", "version"),
 )
-BACKENDS.register(
+_server(
     "llama.cpp",
-    Backend(
-        "llama.cpp",
-        "llama.cpp's llama-server: grammar (GBNF) and json_schema",
-        Capabilities(constraints=ALL, after=True, n=False),
-        "server",
-        build=_SERVER,
-        claims=_names_server("llama.cpp"),
-        dialect=dialects.llama_cpp,
-        owned_by=("llamacpp",),
-        probe=("/props", "default_generation_settings"),
-    ),
+    "llama.cpp's llama-server: grammar (GBNF) and json_schema",
+    Capabilities(constraints=ALL, after=True, n=False),
+    dialects.llama_cpp,
+    owned_by=("llamacpp",),
+    probe=("/props", "default_generation_settings"),
 )
-BACKENDS.register(
+_server(
     "llama-cpp-python",
-    Backend(
-        "llama-cpp-python",
-        "llama-cpp-python's server (python -m llama_cpp.server): grammar (GBNF)",
-        Capabilities(constraints=ALL, after=True, n=False),
-        "server",
-        build=_SERVER,
-        claims=_names_server("llama-cpp-python"),
-        dialect=dialects.llama_cpp_python,
-        owned_by=("me",),
-    ),
+    "llama-cpp-python's server (python -m llama_cpp.server): grammar (GBNF)",
+    Capabilities(constraints=ALL, after=True, n=False),
+    dialects.llama_cpp_python,
+    owned_by=("me",),
 )
-BACKENDS.register(
+_server(
     "ollama",
-    Backend(
-        "ollama",
-        "Ollama: format (a JSON schema), through its OpenAI-compatible response_format",
-        Capabilities(constraints=frozenset({"choice", "json"}), endpoints=("chat",), n=False),
-        "server",
-        build=_SERVER,
-        claims=_names_server("ollama"),
-        dialect=dialects.ollama,
-        probe=("/api/version", "version"),
-    ),
+    "Ollama: format (a JSON schema), through its OpenAI-compatible response_format",
+    Capabilities(constraints=CHOICE_AND_JSON, endpoints=("chat",), n=False),
+    dialects.ollama,
+    probe=("/api/version", "version"),
 )
-BACKENDS.register(
+_server(
     "openai-compatible",
-    Backend(
-        "openai-compatible",
-        "any other OpenAI-compatible server: no constraint is sent; replies are checked",
-        Capabilities(),
-        "server",
-        build=_SERVER,
-        claims=_any_server,
-    ),
+    "any other OpenAI-compatible server: no constraint is sent; replies are checked",
+    Capabilities(),
+    dialects.nothing,
+    claims=_any_server,
 )

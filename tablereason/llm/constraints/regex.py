@@ -260,6 +260,21 @@ def repeat(item: Expr, low: int, high: int | None) -> Expr:
     return Repeat(body, 0, high)  # the empty copies account for the low count
 
 
+def unanchored(pattern: str) -> str:
+    r"""``pattern`` without a ``^`` at its start and a ``$`` at its end (the match is whole).
+
+    Example:
+        >>> unanchored("^(yes|no)$"), unanchored(r"a\$")
+        ('(yes|no)', 'a\\$')
+    """
+    if pattern.startswith("^"):
+        pattern = pattern[1:]
+    backslashes = len(pattern[:-1]) - len(pattern[:-1].rstrip("\\"))
+    if pattern.endswith("$") and backslashes % 2 == 0:
+        pattern = pattern[:-1]
+    return pattern
+
+
 def read(pattern: str) -> Expr:
     """The GBNF expression of a regular expression in the supported subset.
 
@@ -270,12 +285,7 @@ def read(pattern: str) -> Expr:
         >>> read("yes|no")
         Alt(options=(Lit(text='yes'), Lit(text='no')))
     """
-    reader = _Reader(pattern)
-    if reader.peek() == "^":
-        reader.pos += 1
-    backslashes = len(pattern[:-1]) - len(pattern[:-1].rstrip("\\"))
-    if pattern.endswith("$") and backslashes % 2 == 0 and len(pattern) > reader.pos:
-        reader.pattern = pattern[:-1]  # a final anchor: the match is whole anyway
+    reader = _Reader(unanchored(pattern))
     expr = reader.alternatives()
     if reader.pos < len(reader.pattern):
         raise reader.fail(f"an unmatched {reader.peek()!r}")

@@ -10,7 +10,8 @@ checked, see :mod:`~tablereason.llm.backends.enforcement`).
 * ``python -m llama_cpp.server`` (llama-cpp-python): ``grammar`` only, the one field both
   its endpoints read (it has no ``json_schema`` field and drops fields it does not know);
   a JSON schema goes as the grammar llama-cpp-python's converter writes.
-* vLLM: ``structured_outputs`` with ``choice``, ``regex``, ``json`` or ``grammar`` (the
+* vLLM: ``structured_outputs`` with ``choice``, ``regex`` (without the ``^`` and ``$``
+  that a whole match makes redundant), ``json`` or ``grammar`` (the
   ``guided_*`` fields were removed in 0.12 and are ignored since); a slot after free text
   goes as a grammar.
 * OpenAI: ``response_format`` of type ``json_schema`` with ``strict: true``, chat only. The
@@ -41,6 +42,7 @@ from typing import Any, Literal
 
 from tablereason.errors import MissingDependencyError
 from tablereason.llm.constraints import Constraint, JSONSchema, OneOf, Regex, to_gbnf
+from tablereason.llm.constraints.regex import unanchored
 
 Endpoint = Literal["chat", "completion"]
 SCHEMA_NAME = "reply"
@@ -95,7 +97,7 @@ def vllm(constraint: Constraint, endpoint: Endpoint) -> Sent | None:
     if isinstance(constraint, OneOf):
         spec: dict[str, Any] = {"choice": list(constraint.options)}
     elif isinstance(constraint, Regex):
-        spec = {"regex": constraint.pattern}
+        spec = {"regex": unanchored(constraint.pattern)}  # its match is whole too
     elif isinstance(constraint, JSONSchema):
         spec = {"json": constraint.json_schema}
     else:
