@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Literal
 from tablereason.errors import ConfigurationError
 from tablereason.llm.backends.server import dialects
 from tablereason.llm.base import Capabilities
-from tablereason.llm.constraints import KINDS
+from tablereason.llm.constraints import KINDS, Kind
 from tablereason.registry import Registry
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -229,7 +229,7 @@ def _server(
     BACKENDS.register(name, entry)
 
 
-CHOICE_AND_JSON = frozenset({"choice", "json"})
+CHOICE_AND_JSON: frozenset[Kind] = frozenset({"choice", "json"})
 _server(
     "openai",
     "OpenAI's API: structured outputs (a strict JSON schema; a choice as an enum)",

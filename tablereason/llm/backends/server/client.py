@@ -134,7 +134,7 @@ class ServerBackend:
 
     def _auto_transport(self) -> Literal["openai", "http"]:
         """``http`` for a self-hosted server no proxy applies to; ``openai`` otherwise."""
-        if self.base_url is None or "api.openai.com" in self.base_url:
+        if self.base_url is None or _openai_url(self.base_url):
             return "openai"
         return "openai" if proxied(self.base_url) else "http"
 
