@@ -180,3 +180,13 @@ def test_a_model_that_breaks_its_grammar_is_trusted_no_more(fake_llama: Path) ->
     first, second = FakeLlama.instances[0].calls
     assert "grammar" in first[1] and "grammar" not in second[1]
     assert not llm.enforcement.trusted
+
+
+def test_only_the_last_grammars_are_kept(fake_llama: Path) -> None:
+    from tablereason.llm.backends.embedded import GRAMMARS_KEPT
+
+    llm = LocalLlama(fake_llama, n_ctx=64, n_threads=1)
+    for i in range(GRAMMARS_KEPT + 10):  # the stand-in writes "Wins" under any grammar
+        llm.complete(Request(prompt="a", constraint=OneOf(options=("Wins", f"c{i}"))))
+    assert len(llm._grammars) == GRAMMARS_KEPT
+    assert to_gbnf(OneOf(options=("Wins", f"c{GRAMMARS_KEPT + 9}"))) in llm._grammars

@@ -36,6 +36,8 @@ from tablereason.llm.base import (
 from tablereason.llm.constraints import Constraint, slot_grammar, to_gbnf
 from tablereason.llm.errors import ContextLengthError
 
+GRAMMARS_KEPT = 64
+"""Grammars kept built, most recently used first (tables differ: so do their grammars)."""
 SLOT_SHARE = 4
 """With a slot after free text, the free text may use all but a quarter of ``max_tokens``."""
 CONTEXT_HINT = (
@@ -255,10 +257,13 @@ class LocalLlama(SyncLLM):
         )
 
     def _grammar(self, gbnf: str) -> Any:
-        grammar = self._grammars.get(gbnf)
+        """The ``LlamaGrammar`` of a GBNF text (the last :data:`GRAMMARS_KEPT` are kept)."""
+        grammar = self._grammars.pop(gbnf, None)
         if grammar is None:
             grammar = _llama_cpp().LlamaGrammar.from_string(gbnf, verbose=self.verbose)
-            self._grammars[gbnf] = grammar
+        self._grammars[gbnf] = grammar  # most recently used last
+        while len(self._grammars) > GRAMMARS_KEPT:
+            del self._grammars[next(iter(self._grammars))]
         return grammar
 
     def _sample(
