@@ -8,6 +8,7 @@ model is checked in ``test_llm_prefix_real_model.py``.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from llama_stand_in import StandInLlama, install, word_tokens
 
 from tablereason.llm import LocalLlama, Request
+from tablereason.llm.backends.context_pool import ContextPool
 from tablereason.llm.backends.prefix_states import PrefixStore, common_prefix
 
 # -- the store ------------------------------------------------------------------------------
@@ -206,3 +208,76 @@ def test_without_reuse_every_prompt_is_evaluated_whole(model: Path) -> None:
     whole = len(word_tokens(f"{DEMOS['answer'][1]} {QUESTIONS[0]}"))
     assert StandInLlama.instances[0].evaluated == 3 * (whole + 2)  # prompt and 2 generated
     assert llm.prefixes is None and llm.reuse_stats().tokens_evaluated == 3 * whole
+
+
+# -- several contexts ---------------------------------------------------------------------
+
+
+def test_busy_contexts_load_another_up_to_the_workers() -> None:
+    made: list[object] = []
+    pool = ContextPool(lambda: made.append(object()) or made[-1], workers=3)
+    held, go = threading.Barrier(4), threading.Event()
+
+    def hold() -> None:
+        with pool.context():
+            held.wait(timeout=5)
+            go.wait(timeout=5)
+
+    threads = [threading.Thread(target=hold) for _ in range(3)]
+    with pool.context():
+        pass  # the first context is measured, then others may load
+    for t in threads:
+        t.start()
+    held.wait(timeout=5)  # three requests hold three contexts at once
+    assert pool.loaded == 3 and pool.busy == 3
+    got: list[bool] = []
+
+    def fourth() -> None:
+        with pool.context():
+            got.append(go.is_set())
+
+    waiting = threading.Thread(target=fourth)
+    waiting.start()  # a fourth waits for one of the three: no fourth context
+    waiting.join(timeout=0.2)
+    assert got == [] and pool.loaded == 3
+    go.set()
+    for t in [*threads, waiting]:
+        t.join(timeout=5)
+    assert got == [True] and pool.loaded == 3 and pool.busy == 0
+
+
+def test_the_memory_budget_caps_the_contexts() -> None:
+    pool = ContextPool(object, workers=8, memory_budget_bytes=1000)
+    pool.context_bytes = 300
+    assert pool.allowed() == 3
+    pool.context_bytes = 5000  # one context is always allowed
+    assert pool.allowed() == 1
+
+
+def test_threads_are_shared_among_busy_contexts(model: Path) -> None:
+    llm = LocalLlama(model, n_ctx=256, n_threads=4, workers=2)
+    inside, second_started = threading.Event(), threading.Event()
+    seen: dict[str, int | None] = {}
+    original = StandInLlama.create_completion
+
+    def watched(self: StandInLlama, prompt: str, **options: object) -> dict:  # type: ignore[type-arg]
+        seen[prompt.split()[0]] = self.threads
+        if prompt.startswith("held"):
+            inside.set()
+            second_started.wait(timeout=5)
+        if prompt.startswith("second"):
+            second_started.set()
+        return original(self, prompt, **options)
+
+    StandInLlama.create_completion = watched  # type: ignore[method-assign]
+    try:
+        llm.complete(Request(prompt="alone", max_tokens=2))
+        held = threading.Thread(target=llm.complete, args=(Request(prompt="held"),))
+        held.start()
+        assert inside.wait(timeout=5)
+        llm.complete(Request(prompt="second"))  # while "held" keeps the first context busy
+        held.join(timeout=5)
+    finally:
+        StandInLlama.create_completion = original  # type: ignore[method-assign]
+    assert seen == {"alone": 4, "held": 4, "second": 2}
+    assert len(StandInLlama.instances) == 2

@@ -10,7 +10,9 @@ evaluated prompt, so the second step evaluates only the new tokens). The reply t
 always holds the marker. Requests through the chat template use one grammar for the whole reply.
 
 Each request's prompt starts from the longest exact beginning the model already evaluated,
-in the context or in a saved prefix state (:mod:`~tablereason.llm.backends.llama_context`).
+in the context or in a saved prefix state (:mod:`~tablereason.llm.backends.llama_context`),
+and with ``workers > 1`` several requests run at once, one context each
+(:mod:`~tablereason.llm.backends.context_pool`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tablereason.errors import ConfigurationError, LLMError, MissingDependencyError
+from tablereason.llm.backends.context_pool import DEFAULT_MEMORY_MB, ContextPool
 from tablereason.llm.backends.enforcement import Enforcement
 from tablereason.llm.backends.llama_context import ModelContext, ReuseStats
 from tablereason.llm.backends.model_files import LOCAL_INSTALL, default_model_path
@@ -104,7 +107,10 @@ class LocalLlama(SyncLLM):
     evaluation gives (see :mod:`~tablereason.llm.backends.prefix_states`). Saved states
     take at most ``state_budget_mb``.
 
-    One lock serialises all calls.
+    **Concurrency.** One context answers one request at a time; with ``workers > 1``
+    up to that many contexts (a model each, the file's pages shared) answer at once,
+    loaded as requests contend for them, within ``memory_budget_mb``. The threads are
+    shared among the contexts busy at the time.
 
     Chat requests use the model's chat template when its GGUF has one; otherwise (the
     default Gemma 3 270M base model) the messages are joined into one prompt with
@@ -114,7 +120,7 @@ class LocalLlama(SyncLLM):
     Args:
         model_path: A GGUF file; defaults to the packaged Gemma 3 270M (assembled once).
         n_ctx: Context window in tokens (``--n-ctx``).
-        n_threads: CPU threads (``--threads``); defaults to
+        n_threads: CPU threads (``--threads``) for all contexts together; defaults to
             :func:`default_threads` at load time.
         n_batch: Prompt tokens evaluated per batch, also the step at which prompt
             beginnings are reused.
@@ -125,6 +131,10 @@ class LocalLlama(SyncLLM):
         reuse: Reuse evaluated prompt beginnings (False: every prompt is evaluated from
             its first token).
         state_budget_mb: Memory for saved prefix states (MB).
+        workers: Contexts that may answer at once (``tablereason eval`` sets its
+            concurrency).
+        memory_budget_mb: Memory the contexts may take together, beyond the shared
+            model file (MB).
 
     Example:
         >>> llm = LocalLlama("model.gguf")  # nothing is loaded yet
@@ -147,6 +157,8 @@ class LocalLlama(SyncLLM):
         verbose: bool = False,
         reuse: bool = True,
         state_budget_mb: float = DEFAULT_BUDGET_MB,
+        workers: int = 1,
+        memory_budget_mb: float | None = DEFAULT_MEMORY_MB,
     ) -> None:
         self.model_path = Path(model_path) if model_path is not None else None
         self.model = self.model_path.stem if self.model_path else "gemma-3-270m-q4_k_m"
@@ -160,20 +172,34 @@ class LocalLlama(SyncLLM):
         self.reuse = reuse
         self.prefixes = PrefixStore(int(state_budget_mb * 1e6), step=n_batch) if reuse else None
         """The saved prefix states (None with ``reuse=False``)."""
-        self._context: ModelContext | None = None
-        self._calls = threading.Lock()  # one call at a time
+        budget = None if memory_budget_mb is None else int(memory_budget_mb * 1e6)
+        self._pool = ContextPool(self._new_context, workers=workers, memory_budget_bytes=budget)
         self._lock = threading.Lock()  # loading, and the grammars
         self._grammars: dict[str, Any] = {}
         self.enforcement = Enforcement("the embedded model")
 
+    @property
+    def workers(self) -> int:
+        """Contexts that may answer at once (settable)."""
+        return self._pool.workers
+
+    @workers.setter
+    def workers(self, count: int) -> None:
+        if count < 1:
+            raise ConfigurationError(f"workers must be at least 1, got {count}")
+        self._pool.workers = count
+
     def reuse_stats(self) -> ReuseStats:
-        """Prompt tokens sent and evaluated, and where the rest came from.
+        """Prompt tokens sent and evaluated, and where the rest came from, over all contexts.
 
         Example:
             >>> LocalLlama("model.gguf").reuse_stats().prompts
             0
         """
-        return self._context.stats if self._context is not None else ReuseStats()
+        total = ReuseStats()
+        for context in self._pool.contexts():
+            total = total + context.stats
+        return total
 
     @property
     def capabilities(self) -> Capabilities:
@@ -186,13 +212,7 @@ class LocalLlama(SyncLLM):
 
     def load(self) -> Any:
         """Load the model now (it otherwise loads on the first request); returns the Llama."""
-        with self._calls:
-            return self._loaded().llama
-
-    def _loaded(self) -> ModelContext:
-        if self._context is None:
-            self._context = self._new_context()
-        return self._context
+        return self._pool.first().llama
 
     def _new_context(self) -> ModelContext:
         llama_cpp = _llama_cpp()
@@ -254,8 +274,7 @@ class LocalLlama(SyncLLM):
 
     def _complete(self, request: Request) -> Completion:
         started = time.perf_counter()
-        with self._calls:
-            context = self._loaded()
+        with self._pool.context() as context:
             llama = context.llama
             tokens = llama.tokenize(request.as_text().encode("utf-8"), add_bos=True, special=True)
             prompt_tokens = len(tokens)
@@ -267,6 +286,7 @@ class LocalLlama(SyncLLM):
             max_tokens = min(request.max_tokens, self.n_ctx - prompt_tokens)
             base_seed = self.seed if request.seed is None else request.seed
             use_template = self._use_template(request, llama)
+            context.share_threads(int(self.n_threads or 1), self._pool.busy)
             if use_template:  # the template's tokens are not known here: no saved states
                 context.start_unknown()
             else:
