@@ -51,7 +51,7 @@ FORMAT_BYTES = 64
 """Bytes counted per character of a ``strftime`` format (``%A`` writes a day's name)."""
 VECTOR_ROWS = 2048
 """Rows DuckDB evaluates an expression over at once, per thread."""
-MAX_LAYERS = 24
+MAX_LAYERS = 16
 """Most computed columns a table reads (its own and those they read): past this,
 add_column stores the table's computed columns (a relation of more layers costs DuckDB
 more to plan than to run)."""
