@@ -187,6 +187,21 @@ def _is_prose(line: str) -> bool:
     return match is not None and match.group(0).upper() not in _SQL_WORDS
 
 
+def _opens_reply(line: str, prefix: str) -> bool:
+    """Whether a line before a continuation of ``prefix`` is not part of it.
+
+    Blank lines, echoed ``#`` lines and sentences (words that are not SQL, ended by ``.``,
+    ``:``, ``!`` or ``?``, that do not continue ``prefix`` into a query) are not.
+    """
+    if _starts_statement(line):
+        return False
+    stripped = line.strip()
+    if not stripped or stripped.startswith("#"):
+        return True
+    sentence = re.search(r"[.:!?]$", stripped) is not None
+    return sentence and _is_prose(line) and not sql_parses(f"{prefix} {stripped}")
+
+
 def _ended(statement: str) -> str:
     """The statement without what follows it: a ``;`` and prose, or trailing prose lines.
 
@@ -222,8 +237,9 @@ def extract_sql(reply: str, *, prefix: str = "") -> str:
     Args:
         reply: The model's text.
         prefix: What the prompt ended with when it began the query itself (``"SELECT"``):
-            the reply then continues it from its first line (past blank lines and echoed
-            ``#`` lines) unless that line begins a statement of its own.
+            the reply then continues it from its first line (past blank lines, echoed
+            ``#`` lines and opening sentences) unless that line begins a statement of its
+            own.
 
     Returns:
         The statement, or the code part without its ``#`` lines (stripped) when no
@@ -240,11 +256,8 @@ def extract_sql(reply: str, *, prefix: str = "") -> str:
     code = _code(reply)
     lines = _lines(code)
     for index, (offset, line) in enumerate(lines):
-        echoed = line.lstrip().startswith("#") and not _starts_statement(line)
-        if (prefix and (not line.strip() or echoed)) or (
-            not prefix and not _starts_statement(line)
-        ):
-            continue  # prose (for a continuation, only blank and echoed "#" lines)
+        if (prefix and _opens_reply(line, prefix)) or (not prefix and not _starts_statement(line)):
+            continue  # prose before the statement
         if any(_holds_statement(before) for _, before in lines[:index]):
             return code.strip()  # a statement after a ";" in the prose: refused as a whole
         if prefix and not _starts_statement(line):

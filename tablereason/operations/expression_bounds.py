@@ -42,6 +42,7 @@ from tablereason.errors import ConfigurationError, SQLError
 from tablereason.operations.expression_checks import TEXT_TYPES
 from tablereason.table.database import database_settings
 from tablereason.table.relation import Column, closure
+from tablereason.table.sqllimits import check_limits
 
 FIXED_BYTES = 32
 """Bytes counted for a value of fixed size (a number, a date, a boolean)."""
@@ -89,12 +90,7 @@ class ExpressionLimits:
     max_output_bytes: int = 512 * 2**20
 
     def __post_init__(self) -> None:
-        if not self.seconds > 0:
-            raise ConfigurationError(f"seconds must be positive, got {self.seconds!r}")
-        for name in ("max_chars", "max_value_bytes", "memory", "max_output_bytes"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ConfigurationError(f"{name} must be a positive integer, got {value!r}")
+        check_limits(self, ("max_chars", "max_value_bytes", "memory", "max_output_bytes"))
         if not isinstance(self.max_growth_nesting, int) or self.max_growth_nesting < 0:
             raise ConfigurationError(
                 f"max_growth_nesting must be 0 or more, got {self.max_growth_nesting!r}"

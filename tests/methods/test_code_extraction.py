@@ -44,6 +44,12 @@ def test_a_continuation_of_the_prompts_select_gets_the_keyword_back() -> None:
     # an inner SELECT of a continuation is not taken for the start of the query
     reply = ' "a" FROM t WHERE "b" IN (SELECT "b" FROM t)'
     assert extract_sql(reply, prefix="SELECT").startswith('SELECT "a" FROM t WHERE')
+    # a continuation over several lines stays whole, even where a line begins a SELECT
+    assert extract_sql(" name,\nscore FROM t", prefix="SELECT") == "SELECT name,\nscore FROM t"
+    union = " name AS x UNION\nSELECT 2"
+    assert extract_sql(union, prefix="SELECT") == "SELECT name AS x UNION\nSELECT 2"
+    # an opening sentence is prose; the continuation starts after it
+    assert extract_sql('Sure!\n"a" FROM t', prefix="SELECT") == 'SELECT "a" FROM t'
 
 
 def test_prose_and_fences_are_stripped_and_comments_kept() -> None:

@@ -57,11 +57,7 @@ BOMBS = [
     f"regexp_replace(replace(kind, 'o', '{WIDE}'), '', '{WIDE}', 'g')",
     "upper(" * 22 + "kind" + ")" * 22,
     "lower(upper(" * 11 + "kind" + "))" * 11,
-    "concat("
-    + ", ".join([f"replace(kind, 'o', '{'y' * 95}')"] * 20)
-    + ")"
-    + " || "
-    + "||".join([f"replace(kind, 'n', '{'y' * 95}')"] * 20),
+    f"replace(regexp_replace(kind, '', '{WIDE}', 'g'), 'x', '{WIDE}')",
     "replace(kind, 'o', kind)",  # a replacement that is not a quoted text
     "regexp_replace(kind, 'o', kind || kind, 'g')",
     "repeat(kind, 1000000000)",

@@ -97,7 +97,11 @@ def test_the_optimizer_rules_that_copy_layers_are_off() -> None:
     from tablereason.table.database import database
 
     Table.from_records(["a"], [["1"]]).rows()  # the database exists
-    setting = database().execute("SELECT current_setting('disabled_optimizers')").fetchone()
+    cursor = database().cursor()  # closed after, so that no transaction stays open
+    try:
+        setting = cursor.execute("SELECT current_setting('disabled_optimizers')").fetchone()
+    finally:
+        cursor.close()
     assert setting is not None
     assert {"late_materialization", "partial_aggregate_pushdown"} <= set(
         str(setting[0]).lower().replace(" ", "").split(",")
