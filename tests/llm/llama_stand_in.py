@@ -5,8 +5,10 @@ the batch that evaluated it, as llama.cpp's results depend (in the last bits) on
 split. A reply is a digest of the cache when generation starts, so two evaluations of a
 prompt give the same reply exactly when every token was evaluated in the same batches.
 Like llama-cpp-python, ``create_completion`` reuses the longest prefix the context holds
-(re-evaluating the last token when the whole prompt is held) and evaluates the rest in
-batches of ``n_batch``; states of a sequence serialise the cache.
+(re-evaluating the last token when the whole prompt is held), evaluates the rest in
+batches of ``n_batch`` and the reply's tokens one at a time (its first word, then an end
+token: a later prompt that quotes the reply shares them); states of a sequence serialise
+the cache.
 """
 
 from __future__ import annotations
@@ -75,8 +77,9 @@ class StandInLlama:
         self.n_tokens = max(0, reuse)
         self.eval(tokens[self.n_tokens :])
         text = self.reply(options)
-        for position in range(2):  # two generated tokens, each evaluated alone
-            self.eval([3 + position])
+        # two generated tokens, each evaluated alone: the reply's first word, then an end
+        for token in [*self.tokenize(text.encode(), add_bos=False), 3, 4][:2]:
+            self.eval([token])
         return {
             "choices": [{"text": text, "finish_reason": "stop", "logprobs": None}],
             "usage": {"prompt_tokens": len(tokens), "completion_tokens": 2},

@@ -281,3 +281,22 @@ def test_threads_are_shared_among_busy_contexts(model: Path) -> None:
         StandInLlama.create_completion = original  # type: ignore[method-assign]
     assert seen == {"alone": 4, "held": 4, "second": 2}
     assert len(StandInLlama.instances) == 2
+
+
+@pytest.mark.parametrize("n_batch", [1, 2, 3, 4, 8])
+def test_a_prompt_that_quotes_the_last_reply_is_answered_as_fresh(
+    model: Path, n_batch: int
+) -> None:
+    """A retry's prompt holds the previous prompt and its reply: the reply's tokens were
+    generated one at a time, not in the batches a fresh evaluation of them uses."""
+    reusing = LocalLlama(model, n_ctx=512, n_threads=1, n_batch=n_batch)
+    fresh = LocalLlama(model, n_ctx=512, n_threads=1, n_batch=n_batch, reuse=False)
+    for question in QUESTIONS:
+        prompt = f"{DEMOS['answer'][1]} {question}"
+        for follow_up in ("answer again", "no: answer again please with more words"):
+            first = Request(prompt=prompt, call_site="chain/answer", max_tokens=4)
+            reply = reusing.complete(first).text
+            assert reply == fresh.complete(first).text
+            prompt = f"{prompt} {reply} {follow_up}"
+            again = Request(prompt=prompt, call_site="chain/answer", max_tokens=4)
+            assert reusing.complete(again).text == fresh.complete(again).text

@@ -1,7 +1,8 @@
 """One llama.cpp context of the embedded model, brought to each prompt's exact reusable beginning.
 
 Before a request's prompt is evaluated, :meth:`ModelContext.start` keeps, of what the
-context already holds (the previous prompt) or of a saved prefix state
+context already holds (the previous prompt, never its reply: the reply's tokens were
+generated one at a time, not in a fresh evaluation's batches) or of a saved prefix state
 (:mod:`~tablereason.llm.backends.prefix_states`), the longest beginning of the new prompt
 that ends at a multiple of the evaluation batch, and drops the rest. llama-cpp-python then
 evaluates only the tokens after it, in the batches a fresh evaluation would use, so the
@@ -9,7 +10,8 @@ completion is the same as if the whole prompt had been evaluated afresh. When th
 shares a longer batch-aligned beginning with a recent prompt of its call site than any
 saved state holds, that beginning is evaluated first and its state saved (only the
 sequence's attention cache, through llama.cpp's per-sequence state functions: a full
-``Llama.save_state`` also copies the logits buffer, 512 MB for this vocabulary).
+``Llama.save_state`` also copies llama-cpp-python's logits buffer, 512 MB for this
+vocabulary at ``n_batch=512``).
 
 With ``reuse=False`` every prompt is evaluated from its first token (the baseline of the
 benchmarks; llama-cpp-python's own reuse of the previous prompt is also off then).
@@ -76,6 +78,10 @@ class ModelContext:
         self.reuse = reuse
         self.threads = threads
         self.stats = ReuseStats()
+        self._prompt_end = 0
+        """Leading tokens of the context evaluated as a prompt, in batches that begin at
+        multiples of the step; what follows (a reply, generated a token at a time) is
+        never kept for another prompt."""
         self._llama_cpp: Any = None
 
     def share_threads(self, total: int, busy: int) -> None:
@@ -91,6 +97,7 @@ class ModelContext:
         llama-cpp-python reuses what the context holds as it does by itself, unless reuse
         is off (then nothing is kept).
         """
+        self._prompt_end = 0
         if not self.reuse:
             self._keep(0)
 
@@ -113,7 +120,7 @@ class ModelContext:
         limit = len(prompt) - 1  # the last token is always evaluated, for its logits
         kept, source = 0, ""
         if self.reuse and self.store is not None and limit > 0:
-            live = self.llama.input_ids[: self.llama.n_tokens].tolist()
+            live = self.llama.input_ids[: min(self.llama.n_tokens, self._prompt_end)].tolist()
             kept = self.store.cut(min(limit, common_prefix(live, prompt)))
             source = "from_context" if kept else ""
             state, usable = self.store.best(prompt, limit)
@@ -130,6 +137,7 @@ class ModelContext:
                 self.llama.eval(prompt[kept:wanted])
                 saved = int(self.store.add(prompt[:wanted], self._save()))
             self.store.note(site, prompt)
+        self._prompt_end = len(prompt)
         update: dict[str, int] = {
             "prompts": self.stats.prompts + 1,
             "tokens_sent": self.stats.tokens_sent + len(prompt),
