@@ -6,7 +6,8 @@ parallel-sequence prototype decodes without grammars; both ways then make the sa
 requests), no response cache, once per ``way:concurrency`` in ``--runs``:
 
 - ``workers:N``: ``LocalLlama(workers=N)``, one context per running question (what
-  ``tablereason eval --concurrency N`` gives), each with ``--threads`` threads;
+  ``tablereason eval --concurrency N`` gives), each with ``--threads`` threads; the memory
+  budget is lifted so that N contexts load (the log says how many did and what they took);
 - ``batched:N``: ``BatchedLlama(slots=N)`` from ``embedded_batched.py``, one context whose
   N sequences are decoded in one batch, with ``--batched-threads`` threads.
 
@@ -40,7 +41,7 @@ from tablereason.llm.backends.context_pool import anonymous_memory
 def model_for(way: str, concurrency: int, args: argparse.Namespace) -> Any:
     """The model a run uses: contexts per worker, or one context of parallel sequences."""
     if way == "workers":
-        return LocalLlama(n_threads=args.threads, workers=concurrency)
+        return LocalLlama(n_threads=args.threads, workers=concurrency, memory_budget_mb=None)
     if way == "batched":
         from embedded_batched import BatchedLlama
 

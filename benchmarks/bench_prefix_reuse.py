@@ -36,6 +36,11 @@ from bench_chain_of_table import DATA, tabfact_sample, wikitq_sample
 from tablereason.llm import LocalLlama, Request
 from tablereason.llm.base import Completion, SyncLLM
 
+SAMPLE = (
+    Path(__file__).parents[1] / "tests" / "chain_of_table" / "golden" / "efficient_tabfact_plan.txt"
+)
+"""The prompt whose evaluation measures the machine's speeds (twice over: about 2,100 tokens)."""
+
 
 class Recorded(SyncLLM):
     """Passes requests to a model and keeps each call's site, texts and time."""
@@ -196,9 +201,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log", type=Path, help="JSON-lines log (overwritten unless --resume)")
     parser.add_argument("--resume", action="store_true", help="skip the questions in --log")
     parser.add_argument("--summarise", type=Path, nargs="+", help="only summarise these logs")
+    parser.add_argument(
+        "--batches", help="only measure the speeds at these n_batch values (e.g. 128,512)"
+    )
     args = parser.parse_args(argv)
     if args.summarise:
         print(summarise([r for path in args.summarise for r in read_log(path)]))
+        return 0
+    if args.batches:
+        for n_batch in (int(n) for n in args.batches.split(",")):
+            model = LocalLlama(n_threads=args.threads, n_batch=n_batch, reuse=False)
+            for _ in range(2):
+                print(json.dumps({"n_batch": n_batch, **speeds(model, SAMPLE.read_text() * 2)}))
         return 0
     examples = tabfact_sample(DATA, args.tabfact) + wikitq_sample(DATA, args.wikitq)
     done: set[str] = set()
@@ -217,13 +231,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.log and not args.resume:
         args.log.write_text("")
-    sample_prompt = (
-        Path(__file__).parents[1]
-        / "tests"
-        / "chain_of_table"
-        / "golden"
-        / "efficient_tabfact_plan.txt"
-    ).read_text()
+    sample_prompt = SAMPLE.read_text()
     write({"kind": "speeds", "when": "before", **speeds(off.llm, sample_prompt * 2)})
     for example in examples:
         record: dict[str, Any] = {"kind": "question", "id": example["id"], "task": example["task"]}
