@@ -300,3 +300,19 @@ def test_a_prompt_that_quotes_the_last_reply_is_answered_as_fresh(
             prompt = f"{prompt} {reply} {follow_up}"
             again = Request(prompt=prompt, call_site="chain/answer", max_tokens=4)
             assert reusing.complete(again).text == fresh.complete(again).text
+
+
+def test_concurrent_requests_on_several_contexts_answer_as_fresh(model: Path) -> None:
+    """Four threads share three contexts and one store of states saved by any of them."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    llm = LocalLlama(model, n_ctx=256, n_threads=3, n_batch=4, workers=3)
+    fresh = LocalLlama(model, n_ctx=256, n_threads=1, n_batch=4, reuse=False)
+    asked = [(kind, q) for q in QUESTIONS for kind in sorted(DEMOS)] * 3
+    expected = [ask(fresh, kind, q) for kind, q in asked]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda item: ask(llm, *item), asked))
+    assert got == expected
+    assert 1 <= llm._pool.loaded <= 3
+    stats = llm.reuse_stats()
+    assert stats.prompts == len(asked) and stats.from_states > 0
