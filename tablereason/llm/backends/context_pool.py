@@ -56,6 +56,9 @@ class ContextPool:
         workers: The most contexts kept.
         memory_budget_bytes: The most memory the contexts may take together (None: no
             limit but ``workers``).
+        cap: A further limit, read each time another context might load (the embedded
+            model gives its threads: a context without a thread of its own only takes
+            turns with the others).
     """
 
     def __init__(
@@ -64,12 +67,14 @@ class ContextPool:
         *,
         workers: int = 1,
         memory_budget_bytes: int | None = None,
+        cap: Callable[[], int] | None = None,
     ) -> None:
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
         self._load = load
         self.workers = workers
         self.memory_budget_bytes = memory_budget_bytes
+        self._cap = cap
         self.context_bytes: int | None = None
         """Memory the first context took (measured), once known."""
         self._all: list[Any] = []
@@ -102,10 +107,14 @@ class ContextPool:
             >>> pool.context_bytes = 200
             >>> pool.allowed()
             2
+            >>> ContextPool(object, workers=4, cap=lambda: 3).allowed()
+            3
         """
         cap = self.workers
         if self.memory_budget_bytes is not None and self.context_bytes:
             cap = min(cap, self.memory_budget_bytes // self.context_bytes)
+        if self._cap is not None:
+            cap = min(cap, self._cap())
         return max(1, cap)
 
     def first(self) -> Any:

@@ -109,8 +109,8 @@ class LocalLlama(SyncLLM):
 
     **Concurrency.** One context answers one request at a time; with ``workers > 1``
     up to that many contexts (a model each, the file's pages shared) answer at once,
-    loaded as requests contend for them, within ``memory_budget_mb``. The threads are
-    shared among the contexts busy at the time.
+    loaded as requests contend for them, within ``memory_budget_mb`` and no more than
+    ``n_threads``. The threads are shared among the contexts busy at the time.
 
     Chat requests use the model's chat template when its GGUF has one; otherwise (the
     default Gemma 3 270M base model) the messages are joined into one prompt with
@@ -173,7 +173,12 @@ class LocalLlama(SyncLLM):
         self.prefixes = PrefixStore(int(state_budget_mb * 1e6), step=n_batch) if reuse else None
         """The saved prefix states (None with ``reuse=False``)."""
         budget = None if memory_budget_mb is None else int(memory_budget_mb * 1e6)
-        self._pool = ContextPool(self._new_context, workers=workers, memory_budget_bytes=budget)
+        self._pool = ContextPool(
+            self._new_context,
+            workers=workers,
+            memory_budget_bytes=budget,
+            cap=lambda: int(self.n_threads or default_threads()),
+        )
         self._lock = threading.Lock()  # loading, and the grammars
         self._grammars: dict[str, Any] = {}
         self.enforcement = Enforcement("the embedded model")
