@@ -31,7 +31,7 @@ import numpy as np
 from tablereason.answers.cells import TableCells
 from tablereason.answers.checks import AnswerWarning, Checked, warnings_for
 from tablereason.answers.evidence import Found, RunTables, find_evidence
-from tablereason.answers.normalise import normalise_item
+from tablereason.answers.normalise import normalise_answer, normalise_item
 from tablereason.answers.records import Evidence, EvidenceCell
 from tablereason.answers.value import AnswerValue, typed
 from tablereason.errors import TableReasonError
@@ -66,7 +66,7 @@ def assess(prediction: Prediction, source: Table | None = None) -> Assessment:
     raw = [r for r in raw if r.strip()]
     try:
         cells = TableCells(run.final) if run.final is not None else None
-        items = [normalise_item(r, cells, run.question) for r in raw]
+        items = normalise_answer(raw, cells, run.question)
         found = find_evidence(run, items)
     except (TableReasonError, duckdb.Error) as error:  # the answer stands; say why not
         items = [normalise_item(r, None, run.question) for r in raw]

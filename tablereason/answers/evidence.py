@@ -162,8 +162,8 @@ def explain(
                 refs.add(equal, rows, np.full(len(rows), tag, dtype=np.int64))
             if refs:
                 return "equal", refs
-        elif way == "count" and number is not None and final.num_rows:
-            if same_number(float(number), float(final.num_rows)):
+        elif way == "count" and number is not None:
+            if same_number(float(number), float(final.num_rows)):  # 0 of no rows too
                 rows = np.arange(final.num_rows, dtype=np.int64)
                 refs.add(ROW, rows, np.full(len(rows), tag, dtype=np.int64))
                 return "count", refs

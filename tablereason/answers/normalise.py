@@ -9,10 +9,12 @@ of an answer is normalised here against the final table's cells
 * a trailing ``.``, ``,``, ``;``, ``:``, ``!`` or ``?`` is dropped, unless the item is a
   cell as written (``Jr.``) or has another dot (``U.S.``);
 * a **whole row** (two or more cells of one row of the final table, joined by ``|``,
-  ``;``, tabs or commas) and a **sentence** (four words or more that end like one, or
-  eight words or more) are reduced to the one cell of the final table they name that
-  the question does not name, when there is exactly one; a sentence that answers a
-  "how many" question with exactly one number is reduced to that number.
+  ``;``, tabs or commas in one item, or given as the items of a list that covers the
+  row: every column of a final table of up to three, three or more of a wider one) and
+  a **sentence** (four words or more that end like one, or eight words or more) are
+  reduced to the one cell of the final table they name that the question does not
+  name, when there is exactly one; a sentence that answers a "how many" question with
+  exactly one number is reduced to that number.
 
 The item keeps its shape (``value``, ``row`` or ``sentence``) for the warnings, and a
 note for every change.
@@ -69,6 +71,23 @@ class Item:
     notes: list[str] = field(default_factory=list)
 
 
+def normalise_answer(raw: list[str], cells: TableCells | None, question: str) -> list[Item]:
+    """Normalise every item of an answer; a list that is a whole row becomes one item.
+
+    Example:
+        >>> from tablereason.table import Table
+        >>> cells = TableCells(Table.from_records(["year", "births"], [["1985", "1 104"]]))
+        >>> [(i.text, i.shape) for i in normalise_answer(["1985", "1 104"], cells, "births?")]
+        [('1985', 'row')]
+    """
+    if cells is not None and len(raw) >= 2:
+        notes: list[str] = []
+        row = _row_item(" | ".join(raw), " | ".join(raw), cells, question, notes, whole=True)
+        if row is not None:
+            return [row]
+    return [normalise_item(r, cells, question) for r in raw]
+
+
 def normalise_item(raw: str, cells: TableCells | None, question: str) -> Item:
     """Normalise one answer item against the final table's cells (see module notes).
 
@@ -122,10 +141,14 @@ def _is_sentence(text: str) -> bool:
 
 
 def _row_item(
-    raw: str, text: str, cells: TableCells, question: str, notes: list[str]
+    raw: str, text: str, cells: TableCells, question: str, notes: list[str], whole: bool = False
 ) -> Item | None:
-    """The item as a whole row, reduced when it can be; ``None`` when it is not a row."""
-    parts = [p for p in _PARTS.split(text) if p.strip()]
+    """The item as a whole row, reduced when it can be; ``None`` when it is not a row.
+
+    With ``whole`` (the items of a list) the parts must also cover the row (see module
+    notes), since a list answer may rightly name two cells of one row.
+    """
+    parts = [p.strip() for p in (text.split(" | ") if whole else _PARTS.split(text)) if p.strip()]
     if not 2 <= len(parts) <= MAX_PARTS:
         return None
     hits: dict[int, dict[str, str]] = {}
@@ -134,7 +157,10 @@ def _row_item(
             for row in rows.tolist():
                 hits.setdefault(row, {}).setdefault(column, part)
     best = max(hits.values(), key=len, default={})
-    if len(best) < 2:
+    width = len(cells.table.columns)
+    if len(best) < 2 or (whole and len(best) < min(width, 3)):
+        return None
+    if whole and len(best) < len(parts):  # every item must be a cell of that row
         return None
     named = {cell_key(p): p for c, p in best.items() if not mentions(question, p)}
     if len(named) == 1:
