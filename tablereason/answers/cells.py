@@ -30,7 +30,7 @@ from sqlglot import exp
 from tablereason.answers.question import mentions
 from tablereason.answers.value import read_number
 from tablereason.operations.lookup_rows import fold
-from tablereason.table.storage import fill, template
+from tablereason.table.storage import fill, ident, template
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table.value import Table
@@ -44,6 +44,17 @@ _BARE = f"regexp_replace(:cell, '{_SPACE}|,', '', 'g')"
 _NUMBER = template(
     f"CASE WHEN regexp_full_match({_BARE}, '{_NUMERIC}') THEN TRY_CAST({_BARE} AS DOUBLE) END"
 )
+_TEXT_MATCH = template(
+    "CASE WHEN lower(:cell) = :key THEN true WHEN contains(lower(:cell), :first) "
+    f"THEN trim(regexp_replace(lower(:cell), '{_SPACE}+', ' ', 'g')) = :key ELSE false END"
+)
+_NUMBER_MATCH = template(
+    f"CASE WHEN regexp_full_match(:cell, '[{_SPACE[1:-1]},0-9.+-]+') THEN "
+    f"abs((CASE WHEN regexp_full_match({_BARE}, '{_NUMERIC}') THEN TRY_CAST({_BARE} AS DOUBLE) "
+    "END) - :number) <= :tolerance ELSE false END"
+)
+SAMPLE_ROWS = 2000
+"""Rows a large table's columns are first read from, to rule out the ones that are not numeric."""
 NAMED_LIMIT = 200
 """Most distinct cells :meth:`TableCells.named_in` looks at."""
 
@@ -165,12 +176,30 @@ class TableCells:
                     total = float(sum(n for n in numbers if n is not None))
                     out[name] = (total, total / len(numbers))
             return out
-        with table.kernel.scan() as scan:
+        # A sample rules out most columns; the ones left are then summed over every row.
+        candidates = [name for name, *_ in self._column_sums(table.columns, SAMPLE_ROWS)]
+        return {
+            name: (total, total / count)
+            for name, total, count in self._column_sums(candidates, None)
+        }
+
+    def _column_sums(self, names: list[str], limit: int | None) -> list[tuple[str, float, int]]:
+        """``(name, sum, count)`` of the numeric ones among ``names`` (first ``limit`` rows)."""
+        if not names:
+            return []
+        kernel = self.table.kernel
+        with kernel.scan() as scan:
+            inner = scan.select(
+                *(exp.alias_(scan.cell(n), ident(f"v{i}")) for i, n in enumerate(names))
+            )
+            if limit is not None:
+                inner = inner.limit(limit, copy=False)
             parts: list[exp.Expr] = []
-            for name in table.columns:
-                number = _number_sql(scan.cell(name))
+            for i in range(len(names)):
+                cell = exp.column(ident(f"v{i}"))
+                number = _number_sql(cell.copy())
                 filled = exp.NEQ(
-                    this=exp.func("trim", scan.cell(name)), expression=exp.Literal.string("")
+                    this=exp.func("trim", cell.copy()), expression=exp.Literal.string("")
                 )
                 parts += [
                     exp.func("sum", number.copy()),
@@ -180,12 +209,15 @@ class TableCells:
                         expression=exp.Where(this=filled),
                     ),
                 ]
-            row = table.kernel.store.fetch(scan.select(*parts))[0]
-        found = {}
-        for i, name in enumerate(table.columns):
+            query = exp.select(*parts).from_(
+                exp.Subquery(this=inner, alias=exp.TableAlias(this=ident("s")))
+            )
+            row = kernel.store.fetch(query)[0]
+        found = []
+        for i, name in enumerate(names):
             total, count, filled_n = row[3 * i : 3 * i + 3]
             if count and count == filled_n:
-                found[name] = (float(total), float(total) / int(count))
+                found.append((name, float(total), int(count)))
         return found
 
     def holding(self, column: str, value: str) -> np.ndarray:
@@ -219,17 +251,15 @@ def _number_sql(cell: exp.Expr) -> exp.Expr:
 
 
 def _match_sql(cell: exp.Expr, key: str, number: int | float | None) -> exp.Expr:
-    test: exp.Expr = exp.EQ(this=_key_sql(cell.copy()), expression=exp.Literal.string(key))
+    """SQL for :func:`_matches`, cheap first: the folded text is read only when it may match."""
+    first = exp.Literal.string(key.split(" ")[0])
+    test = fill(_TEXT_MATCH, cell=cell.copy(), key=exp.Literal.string(key), first=first)
     if number is not None:
-        close = exp.LTE(
-            this=exp.func(
-                "abs",
-                exp.Sub(
-                    this=_number_sql(cell.copy()),
-                    expression=exp.Literal.number(repr(float(number))),
-                ),
-            ),
-            expression=exp.Literal.number(repr(1e-9 * max(1.0, abs(float(number))))),
+        close = fill(
+            _NUMBER_MATCH,
+            cell=cell.copy(),
+            number=exp.Literal.number(repr(float(number))),
+            tolerance=exp.Literal.number(repr(1e-9 * max(1.0, abs(float(number))))),
         )
-        test = exp.or_(test, exp.func("coalesce", close, exp.false()))
+        test = exp.or_(test, close)
     return exp.func("coalesce", test, exp.false())

@@ -98,7 +98,7 @@ def normalise_item(raw: str, cells: TableCells | None, question: str) -> Item:
     """
     text = " ".join(str(raw).split())
     notes: list[str] = []
-    if not text or (cells is not None and cells.equal(text)):
+    if not text or not _may_change(text) or (cells is not None and cells.equal(text)):
         return Item(raw, text)
     inner = _unwrapped(text)
     if inner != text:
@@ -115,6 +115,17 @@ def normalise_item(raw: str, cells: TableCells | None, question: str) -> Item:
     if _is_sentence(text) and not (cells is not None and cells.equal(text)):
         return _sentence_item(raw, text, cells, question, notes)
     return Item(raw, _strip_trailing(text, cells, notes), "value", notes)
+
+
+def _may_change(text: str) -> bool:
+    """Whether normalising could change ``text`` (else its cells need not be searched)."""
+    return (
+        text[-1] in _TRAILING
+        or _PAIRS.get(text[0]) == text[-1]
+        or _ROW_PREFIX.match(text) is not None
+        or _PARTS.search(text) is not None
+        or _is_sentence(text)
+    )
 
 
 def _unwrapped(text: str) -> str:
