@@ -44,7 +44,7 @@ def free_port() -> int:
 
 def start_server(threads: int, n_ctx: int) -> tuple[subprocess.Popen[bytes], str]:
     """Start llama.cpp's server with the embedded model; wait until it answers."""
-    from tablereason.llm.model_files import default_model_path
+    from tablereason.llm.backends.model_files import default_model_path
 
     port = free_port()
     command = [
@@ -130,8 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         for path in args.summarise:
             print(f"== {path}\n{summarise(read_records(path))}")
         return 0
-    from tablereason.llm import OpenAIChat, OpenAICompletion
-    from tablereason.llm.selection import stack
+    from tablereason.llm import OpenAIChat, OpenAICompletion, stack
 
     examples = tabfact_sample(DATA, args.tabfact) + wikitq_sample(DATA, args.wikitq)
     scorer = wikitq_scorer(DATA)

@@ -42,7 +42,7 @@ from tablereason.llm import (  # noqa: E402
     Usage,
     resolve_llm,
 )
-from tablereason.llm.openai_backend import Transport  # noqa: E402
+from tablereason.llm.backends.server.chat import Transport  # noqa: E402
 from tablereason.trace import Prediction, Trace, TraceStep  # noqa: E402
 
 

@@ -124,7 +124,7 @@ def tokenizer() -> Callable[[str], int]:
     try:
         import llama_cpp
 
-        from tablereason.llm.model_files import default_model_path
+        from tablereason.llm.backends.model_files import default_model_path
 
         path = str(default_model_path())
         vocab = llama_cpp.Llama(model_path=path, vocab_only=True, verbose=False)

@@ -69,6 +69,22 @@ MOVED: dict[str, str] = {
     "tablereason.evaluate.hotpotqa_eval": "tablereason.metrics.hotpotqa",
     "tablereason.evaluate.report_svg": "tablereason.evaluate.report.svg",
     "tablereason.evaluate.show": "tablereason.evaluate.report.show",
+    "tablereason.llm.local": "tablereason.llm.backends.embedded",
+    "tablereason.llm.model_files": "tablereason.llm.backends.model_files",
+    "tablereason.llm.scripted": "tablereason.llm.backends.scripted",
+    "tablereason.llm.stops": "tablereason.llm.backends.stops",
+    "tablereason.llm.openai_backend": "tablereason.llm.backends.server.chat",
+    "tablereason.llm.http_transport": "tablereason.llm.backends.server.transport",
+    "tablereason.llm.replies": "tablereason.llm.backends.server.replies",
+    "tablereason.llm.http_errors": "tablereason.llm.backends.server.status",
+    "tablereason.llm.deadline": "tablereason.llm.backends.server.deadline",
+    "tablereason.llm.cache": "tablereason.llm.wrappers.cache",
+    "tablereason.llm.cache_file": "tablereason.llm.wrappers.cache_file",
+    "tablereason.llm.retry": "tablereason.llm.wrappers.retry",
+    "tablereason.llm.usage": "tablereason.llm.wrappers.usage",
+    "tablereason.llm.limits": "tablereason.llm.wrappers.limits",
+    "tablereason.llm.wrapping": "tablereason.llm.wrappers.base",
+    "tablereason.llm.selection": "tablereason.llm.resolve",
 }
 """Old module name -> the module that replaced it."""
 

@@ -51,10 +51,18 @@ def _model(args: argparse.Namespace) -> tuple[Any, Any]:
     from tablereason.llm.resolve import base_llm, resolve_llm
 
     bare = base_llm(
-        args.model, base_url=args.base_url, endpoint=args.endpoint, timeout=args.timeout
+        args.model,
+        base_url=args.base_url,
+        endpoint=args.endpoint,
+        timeout=args.timeout,
+        server_kind=args.server_kind,
+        n_ctx=args.n_ctx,
+        threads=args.threads,
     )
     watch = ServerWatch(bare)
-    return watch, resolve_llm(watch, cache=args.cache, offline=args.offline)
+    return watch, resolve_llm(
+        watch, cache=args.cache, offline=args.offline, constrain=args.constrain
+    )
 
 
 def outcome_code(prediction: Any, watch: Any) -> int:

@@ -64,6 +64,19 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
+def _model_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The model options besides its name, as :func:`~tablereason.llm.resolve_llm` takes them.
+
+    Constraints on the replies, and the embedded model's settings.
+    """
+    return {
+        "constrain": args.constrain,
+        "server_kind": args.server_kind,
+        "n_ctx": args.n_ctx,
+        "threads": args.threads,
+    }
+
+
 def _cmd_ask(args: argparse.Namespace) -> int:
     return cmd_ask(args, _options(args))
 
@@ -112,6 +125,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         seed=args.seed,
         traces=not args.no_traces,
         max_connection_failures=args.max_connection_failures,
+        **_model_settings(args),
     )
     if args.shard and args.shards:
         raise ConfigurationError("use --shard i/n (one shard here) or --shards N, not both")

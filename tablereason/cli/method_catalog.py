@@ -37,7 +37,7 @@ from pydantic.fields import FieldInfo
 
 from tablereason.datasets import DATASETS
 from tablereason.errors import ConfigurationError, DatasetError, UnknownNameError
-from tablereason.llm.scripted import ScriptedLLM
+from tablereason.llm.backends.scripted import ScriptedLLM
 from tablereason.methods.base import Method, MethodSpec
 from tablereason.methods.catalog import METHODS
 

@@ -137,6 +137,51 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
         "included (default 120); no effect on the embedded model",
     )
     group.add_argument("--offline", action="store_true", help="answer only from the cache")
+    _add_constraint_options(group)
+
+
+SERVER_KINDS = ("vllm", "llama.cpp", "llama-cpp-python", "ollama", "openai", "openai-compatible")
+"""The server kinds ``--server-kind`` names (the registry's; a test keeps them the same)."""
+
+
+def _add_constraint_options(group: argparse._ArgumentGroup) -> None:
+    """Constraints on the model's replies, and the embedded model's settings."""
+    group.add_argument(
+        "--constrain",
+        choices=("auto", "off"),
+        default="auto",
+        help="auto (default): constrain what the model may write where the server can "
+        "(replies are checked either way); off: send no constraint",
+    )
+    group.add_argument(
+        "--server-kind",
+        metavar="KIND",
+        help="how the server takes constraints: auto (detected; the default, or "
+        f"$TABLEREASON_SERVER_KIND), {', '.join(SERVER_KINDS)}",
+    )
+    group.add_argument(
+        "--n-ctx",
+        type=_positive,
+        metavar="TOKENS",
+        help="the embedded model's context window in tokens (default 8192)",
+    )
+    group.add_argument(
+        "--threads",
+        type=_positive,
+        metavar="N",
+        help="the embedded model's CPU threads (default: the idle CPUs, or $TABLEREASON_THREADS)",
+    )
+
+
+def _positive(text: str) -> int:
+    """A whole number of at least 1 (for ``--n-ctx`` and ``--threads``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return value
 
 
 def _seconds(text: str) -> float:
@@ -150,7 +195,7 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _count(text: str) -> int:
+def _non_negative(text: str) -> int:
     """A whole number, 0 or more."""
     try:
         value = int(text)
@@ -276,7 +321,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--quiet", action="store_true", help="no progress line")
     ev.add_argument(
         "--max-connection-failures",
-        type=_count,
+        type=_non_negative,
         default=3,
         metavar="N",
         help="stop when N examples in a row cannot reach the model server (default 3; "

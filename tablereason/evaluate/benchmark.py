@@ -30,7 +30,7 @@ import os
 import threading
 from concurrent.futures import Executor, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -87,6 +87,11 @@ class BenchmarkSpec(BaseModel):
             else chat, when ``None``).
         timeout: Seconds one request to the server may take in all (the backend's 120 s
             when ``None``).
+        constrain: ``"auto"`` or ``"off"`` (see :func:`tablereason.llm.resolve.stack`).
+        server_kind: How constraints go to the server (see
+            :func:`tablereason.llm.base_llm`); detected when ``None``.
+        n_ctx: The embedded model's context window.
+        threads: The embedded model's CPU threads.
         profile: Method profile (``"paper"`` or ``"efficient"`` for Chain-of-Table).
         options: Further method options.
         limit: First ``limit`` examples only.
@@ -112,6 +117,10 @@ class BenchmarkSpec(BaseModel):
     base_url: str | None = None
     endpoint: str | None = None
     timeout: float | None = None
+    constrain: Literal["auto", "off"] = "auto"
+    server_kind: str | None = None
+    n_ctx: int | None = None
+    threads: int | None = None
     profile: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
     limit: int | None = None
@@ -169,11 +178,16 @@ def _method_for(
                 base_url=spec.base_url,
                 endpoint=spec.endpoint,
                 timeout=spec.timeout,
+                server_kind=spec.server_kind,
+                n_ctx=spec.n_ctx,
+                threads=spec.threads,
                 quiet=not progress,
             )
         watch = ServerWatch(bare)
         model: LLM = ReplayClock(
-            resolve_llm(watch, cache=spec.cache_path(), offline=spec.offline)
+            resolve_llm(
+                watch, cache=spec.cache_path(), offline=spec.offline, constrain=spec.constrain
+            )
         )
         options = dict(spec.options)
         if spec.profile is not None:
@@ -215,7 +229,7 @@ def run_shard(
     """
     from tablereason import __version__
     from tablereason.datasets import DATASETS, load_dataset
-    from tablereason.llm.usage import PriceTable
+    from tablereason.llm.wrappers.usage import PriceTable
 
     if spec.concurrency < 1:
         raise ConfigurationError(f"concurrency must be at least 1, got {spec.concurrency}")

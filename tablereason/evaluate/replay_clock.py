@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from tablereason.llm.base import Completion, Request
-from tablereason.llm.wrapping import LLMWrapper
+from tablereason.llm.wrappers.base import LLMWrapper
 
 _CURRENT: contextvars.ContextVar[ExampleTime | None] = contextvars.ContextVar(
     "tablereason_example_time", default=None

@@ -37,7 +37,7 @@ from collections.abc import Callable
 
 from tablereason.errors import LLMError
 from tablereason.llm.base import LLM, Completion, Request
-from tablereason.llm.wrapping import LLMWrapper
+from tablereason.llm.wrappers.base import LLMWrapper
 
 OPENAI_URL = "https://api.openai.com/v1"
 """Where an OpenAI backend without a base URL sends its requests."""

@@ -3,14 +3,51 @@
 A backend implements :meth:`LLM.complete` (and optionally :meth:`LLM.acomplete`).
 Requests and completions are plain pydantic values, so they hash, cache and
 serialise the same way everywhere.
+
+A request may carry a ``constraint`` (:mod:`tablereason.llm.constraints`): every backend
+returns a completion whose choices satisfy it, or raises
+:class:`~tablereason.llm.errors.ConstraintViolationError` (see docs/llm.md).
 """
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from tablereason.llm.constraints.kinds import (
+    KINDS,
+    Constraint,
+    Grammar,
+    JSONSchema,
+    Kind,
+    OneOf,
+    Regex,
+)
+
+__all__ = [
+    "KINDS",
+    "LLM",
+    "NO_CAPABILITIES",
+    "Capabilities",
+    "Choice",
+    "Completion",
+    "Constraint",
+    "Grammar",
+    "JSONSchema",
+    "Kind",
+    "Message",
+    "OneOf",
+    "Regex",
+    "Request",
+    "Role",
+    "SyncLLM",
+    "TokenLogprob",
+    "Usage",
+    "capabilities_of",
+]
 
 Role = Literal["system", "user", "assistant"]
 
@@ -29,10 +66,18 @@ class Request(BaseModel):
 
     ``call_site`` names who asked (``"chain_of_table/select_rows"``); it is used for
     usage accounting and never sent to the model or included in cache keys.
+    ``constraint`` says what the reply (or its slot after a marker) must be; the backend
+    sends it in the form its server understands and checks the reply.
+
+    Fields added after ``logprobs`` enter cache keys only when they differ from their
+    defaults (:func:`~tablereason.llm.wrappers.cache.cache_key`), so recorded caches
+    keep replaying; give every new field a default.
 
     Example:
         >>> Request(prompt="2 + 2 =", max_tokens=4, stop=["\\n"]).n
         1
+        >>> Request(prompt="Is it so? ", constraint=OneOf(options=("yes", "no"))).constraint.kind
+        'choice'
     """
 
     model_config = ConfigDict(frozen=True)
@@ -46,6 +91,7 @@ class Request(BaseModel):
     stop: tuple[str, ...] = ()
     seed: int | None = None
     logprobs: bool = False
+    constraint: Constraint | None = None
     call_site: str = Field(default="", exclude=True)
 
     @model_validator(mode="after")
@@ -126,11 +172,62 @@ class Completion(BaseModel):
         return [c.text for c in self.choices]
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend supports.
+
+    Attributes:
+        constraints: The constraint kinds it enforces while generating (all others are
+            only checked after the call).
+        after: It enforces a constraint on the slot after free text (``after=``) too.
+        endpoints: For servers, the endpoints the constraint fields work on.
+        n: It returns ``n`` choices in one call (otherwise asked one at a time).
+        logprobs: It returns token log-probabilities.
+        stop: It honours stop strings.
+        seed: It honours a sampling seed.
+    """
+
+    constraints: frozenset[Kind] = frozenset()
+    after: bool = False
+    endpoints: tuple[str, ...] = ("chat", "completion")
+    n: bool = True
+    logprobs: bool = True
+    stop: bool = True
+    seed: bool = True
+
+    def enforces(self, kind: str, *, after: bool = False, endpoint: str = "chat") -> bool:
+        """Whether a constraint of ``kind`` is enforced on ``endpoint``.
+
+        With ``after``: a constraint on the slot after free text.
+        """
+        enforced = kind in self.constraints and endpoint in self.endpoints
+        return enforced and (self.after or not after)
+
+
+NO_CAPABILITIES = Capabilities(n=False, logprobs=False, stop=False, seed=False)
+"""What is assumed of an object that declares nothing."""
+
+
+def capabilities_of(llm: object) -> Capabilities:
+    """What a model (a backend, or a stack of wrappers around one) supports.
+
+    A server backend's depend on its kind, detected on first use: asking may probe it.
+
+    Example:
+        >>> capabilities_of(object()) == NO_CAPABILITIES
+        True
+    """
+    declared = getattr(llm, "capabilities", None)
+    return declared if isinstance(declared, Capabilities) else NO_CAPABILITIES
+
+
 @runtime_checkable
 class LLM(Protocol):
     """A language model backend.
 
-    Backends set ``name`` (``"openai"``, ``"local"``, ``"scripted"``) and ``model``.
+    Backends set ``name`` (``"openai"``, ``"local"``, ``"scripted"``) and ``model``, and
+    may declare a ``capabilities`` property (:class:`Capabilities`; read it with
+    :func:`capabilities_of`, which assumes nothing of a backend that declares nothing).
     """
 
     name: str

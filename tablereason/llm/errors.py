@@ -6,8 +6,13 @@ every model failure. Which ones are worth retrying is decided by :func:`is_retry
 
 from __future__ import annotations
 
-from tablereason.errors import LLMError
+from typing import TYPE_CHECKING, Any
+
+from tablereason.errors import LLMError, TableReasonError
 from tablereason.llm.redaction import redact
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.llm.base import Completion
 
 
 class TransientLLMError(LLMError):
@@ -37,6 +42,37 @@ class MalformedReplyError(TransientLLMError):
     that is null, usage counts that are not numbers... The message names the first
     field found wrong. Retried like other transient failures: a server that sends one
     such reply usually sends a good one next.
+    """
+
+
+class ConstraintViolationError(MalformedReplyError):
+    """A reply to a constrained request that does not satisfy its constraint.
+
+    Raised after the call by every backend, whether or not the server was sent the
+    constraint (see :mod:`tablereason.llm.backends.enforcement`). Not retried by
+    :class:`~tablereason.llm.wrappers.retry.RetryingLLM`: the caller re-asks within its
+    own bound (the reply is the model's, not the network's), reading the reply from
+    ``completion``.
+
+    Args:
+        message: What was wrong.
+        completion: The reply, as the backend read it.
+        constraint: The constraint it breaks.
+    """
+
+    def __init__(self, message: str, *, completion: Completion, constraint: Any) -> None:
+        super().__init__(message)
+        self.completion = completion
+        self.constraint = constraint
+
+
+class ConstraintError(TableReasonError):
+    """A constraint that cannot be built, converted or checked.
+
+    A regular expression outside the supported subset, a grammar that does not parse or
+    is left-recursive, a JSON schema that is not one, or a check that would take too
+    long; the message names the construct. (Not a ``ValueError``, so that building a
+    constraint raises it as it is rather than inside pydantic's ``ValidationError``.)
     """
 
 
@@ -91,7 +127,8 @@ def is_retryable(error: BaseException) -> bool:
         error: The exception a backend raised.
 
     Returns:
-        True for :class:`TransientLLMError` and the built-in ``TimeoutError`` and
+        True for :class:`TransientLLMError` (except :class:`ConstraintViolationError`,
+        which the caller re-asks) and the built-in ``TimeoutError`` and
         ``ConnectionError`` (which backends without HTTP may raise); False otherwise.
 
     Example:
@@ -100,4 +137,6 @@ def is_retryable(error: BaseException) -> bool:
         >>> is_retryable(ContextLengthError("too long"))
         False
     """
+    if isinstance(error, ConstraintViolationError):
+        return False
     return isinstance(error, (TransientLLMError, TimeoutError, ConnectionError))

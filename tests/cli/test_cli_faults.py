@@ -14,7 +14,7 @@ from support.taymyr import EXAMPLE, QUESTION
 
 from tablereason.cli import EXIT_MODEL, EXIT_OK, main
 from tablereason.llm import RetryingLLM, RetryPolicy
-from tablereason.llm.openai_backend import _OpenAIBase
+from tablereason.llm.backends.server.client import ServerBackend
 from tablereason.llm.resolve import resolve_llm
 
 KEY = "sk-proj-abcdefghijklmnop0123456789"
@@ -25,14 +25,14 @@ def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two attempts, no waiting: the CLI's retry policy would sleep for half a minute."""
     policy = RetryPolicy(max_attempts=2, base_delay=0.0, max_delay=0.0)
     monkeypatch.setattr(
-        "tablereason.llm.selection.RetryingLLM",
+        "tablereason.llm.resolve.RetryingLLM",
         lambda inner, retry=None: RetryingLLM(inner, policy, sleep=lambda s: None),
     )
 
 
 @pytest.fixture(params=["http", "openai"])
 def transport(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setattr(_OpenAIBase, "_auto_transport", lambda self: request.param)
+    monkeypatch.setattr(ServerBackend, "_auto_transport", lambda self: request.param)
     return str(request.param)
 
 
@@ -108,6 +108,7 @@ def test_the_timeout_reaches_the_backend(monkeypatch: pytest.MonkeyPatch) -> Non
     assert bare(resolve_llm("m", base_url="http://127.0.0.1:9/v1", timeout=7.5)).timeout == 7.5
     assert bare(resolve_llm("m", base_url="http://127.0.0.1:9/v1")).timeout == 120.0
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OPENAI_MODEL", "m")  # else the server is asked which model it serves
     assert bare(resolve_llm(None, timeout=3.0, quiet=True)).timeout == 3.0
 
 

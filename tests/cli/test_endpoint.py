@@ -18,8 +18,8 @@ from support.taymyr import EXAMPLE, QUESTION, REPO
 
 from tablereason.cli import EXIT_MODEL, EXIT_OK, EXIT_USAGE, main
 from tablereason.llm import OpenAIChat, OpenAICompletion, Request
+from tablereason.llm.backends.server.chat import ENDPOINT_ENV
 from tablereason.llm.errors import EmptyCompletionError
-from tablereason.llm.openai_backend import ENDPOINT_ENV
 from tablereason.llm.resolve import base_llm
 
 
@@ -111,6 +111,7 @@ def test_the_endpoint_comes_from_the_option_then_the_environment(
     assert isinstance(base_llm("m", base_url=url), OpenAICompletion)
     assert isinstance(base_llm("m", base_url=url, endpoint="chat"), OpenAIChat)
     monkeypatch.setenv("OPENAI_BASE_URL", url)
+    monkeypatch.setenv("OPENAI_MODEL", "m")  # else the server is asked which model it serves
     assert isinstance(base_llm(quiet=True), OpenAICompletion)
 
 

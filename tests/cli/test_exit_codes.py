@@ -54,7 +54,7 @@ def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two attempts, no waiting (the default policy would wait half a minute)."""
     policy = RetryPolicy(max_attempts=2, base_delay=0.0, max_delay=0.0)
     monkeypatch.setattr(
-        "tablereason.llm.selection.RetryingLLM",
+        "tablereason.llm.resolve.RetryingLLM",
         lambda inner, retry=None: RetryingLLM(inner, policy, sleep=lambda s: None),
     )
 

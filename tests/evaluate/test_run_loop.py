@@ -16,7 +16,7 @@ from tablereason.evaluate.run_loop import Interrupted
 from tablereason.evaluate.runner import run_evaluation
 from tablereason.evaluate.server_watch import ServerUnreachableError, ServerWatch
 from tablereason.llm import Request, ScriptedLLM
-from tablereason.llm.cache import CachedLLM
+from tablereason.llm.wrappers.cache import CachedLLM
 from tablereason.trace import Prediction
 
 

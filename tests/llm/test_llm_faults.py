@@ -183,8 +183,11 @@ def test_a_wrong_shape_is_a_malformed_reply_and_is_retried(
     message = str(info.value)
     assert "malformed reply" in message or "without any choice" in message
     assert isinstance(info.value, TransientLLMError)  # so it is retried
-    # a retrying model gets the next, well-formed reply
-    server.inject(Fault("reply", body=body))
+    # a retrying model gets the next, well-formed reply (the same bad body under another
+    # id: the same bytes again on the connection would be a reply delivered twice)
+    fresh = isinstance(body, dict) and isinstance(body.get("id"), str)
+    again = {**body, "id": "r-again"} if fresh else body
+    server.inject(Fault("reply", body=again))
     llm = RetryingLLM(bare, FAST, sleep=fake_sleep)
     assert llm.complete(Request(prompt="question")).text == reply_text("question", None, 0)
     assert llm.retries == 1
@@ -335,19 +338,35 @@ def test_a_reply_delivered_twice_never_answers_the_next_prompt(
 
 
 @pytest.mark.parametrize("kind", ["dup", "dup_next"])
-def test_the_bare_backend_refuses_the_repeat_rather_than_misattribute_it(
-    server: FakeOpenAIServer, kind: str
+@pytest.mark.parametrize("endpoint", ["chat", "completion"])
+def test_the_bare_backend_sends_again_rather_than_misattribute_the_repeat(
+    server: FakeOpenAIServer, kind: str, endpoint: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    llm = OpenAIChat("m", base_url=server.url, timeout=5)
+    llm = _backend(endpoint, server.url)  # no retry layer: the backend itself re-sends
     server.inject(Fault(kind))
     assert llm.complete(Request(prompt="first")).text == reply_text("first", None, 0)
-    try:
-        text = llm.complete(Request(prompt="second")).text
-    except DuplicateReplyError as error:
-        assert "second time" in str(error)
-    else:  # the repeat never reached the reader (dropped with the first response)
-        assert text == reply_text("second", None, 0)
+    with caplog.at_level("INFO", logger="tablereason.llm.backends.server.client"):
+        assert llm.complete(Request(prompt="second")).text == reply_text("second", None, 0)
     assert llm.complete(Request(prompt="third")).text == reply_text("third", None, 0)
+    if kind == "dup_next":  # the repeat was read, refused, and the request sent once more
+        assert server.counts.received == 4
+        assert any("second time" in r.getMessage() for r in caplog.records)
+
+
+def test_the_request_is_sent_again_once_only(
+    server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    llm = OpenAIChat("m", base_url=server.url, timeout=5)
+    sent: list[dict[str, Any]] = []
+
+    def always_a_repeat(body: dict[str, Any], extra: dict[str, Any]) -> Any:
+        sent.append(body)
+        raise DuplicateReplyError("the server sent reply 'r' a second time")
+
+    monkeypatch.setattr(llm, "_round_trip", always_a_repeat)
+    with pytest.raises(DuplicateReplyError, match="second time"):
+        llm.complete(Request(prompt="q"))
+    assert len(sent) == 2  # the request, and once more on a fresh connection
 
 
 def test_servers_that_reuse_one_id_are_not_taken_for_repeats() -> None:
@@ -357,11 +376,12 @@ def test_servers_that_reuse_one_id_are_not_taken_for_repeats() -> None:
         assert [llm.complete(Request(prompt=p)).text for p in prompts] == [
             reply_text(p, None, 0) for p in prompts
         ]
-        # a true repeat is still caught: same id and the same bytes
+        assert server.counts.received == len(prompts)  # nothing was sent twice
+        # a true repeat is still caught (same id and the same bytes) and sent again
         server.inject(Fault("dup_next"))
         llm.complete(Request(prompt="x"))
-        with pytest.raises(DuplicateReplyError):
-            llm.complete(Request(prompt="y"))
+        assert llm.complete(Request(prompt="y")).text == reply_text("y", None, 0)
+        assert server.counts.received == len(prompts) + 3
 
 
 # -- keys quoted back by the server ---------------------------------------------------------

@@ -14,7 +14,7 @@ from support.fake_server import FakeOpenAIServer, reply_text
 
 from tablereason.errors import ConfigurationError, LLMError
 from tablereason.llm import OpenAIChat, OpenAICompletion, Request, TransientLLMError
-from tablereason.llm.http_transport import JSONObject, JSONTransport, proxied
+from tablereason.llm.backends.server.transport import JSONObject, JSONTransport, proxied
 
 
 @pytest.fixture

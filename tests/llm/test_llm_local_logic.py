@@ -9,7 +9,16 @@ from typing import Any, ClassVar
 
 import pytest
 
-from tablereason.llm import ContextLengthError, LocalLlama, Message, Request
+from tablereason.llm import (
+    ConstraintViolationError,
+    ContextLengthError,
+    LocalLlama,
+    Message,
+    OneOf,
+    Request,
+    to_gbnf,
+)
+from tablereason.llm.constraints import slot_grammar
 
 
 class FakeLlama:
@@ -29,9 +38,13 @@ class FakeLlama:
     def tokenize(self, text: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
         return [1] * (len(text.split()) + int(add_bos))
 
+    slot = "Wins"  # what a grammar makes it write ("" ignores grammars)
+
     def create_completion(self, prompt: str, **options: Any) -> dict[str, Any]:
         self.calls.append((prompt, options))
         text = f"sample-{options['seed']}"
+        if options.get("grammar") is not None and self.slot:
+            text = self.slot
         return {
             "choices": [{"text": text, "finish_reason": "stop", "logprobs": None}],
             "usage": {"prompt_tokens": len(prompt.split()) + 1, "completion_tokens": 2},
@@ -39,16 +52,28 @@ class FakeLlama:
 
     def create_chat_completion(self, messages: list[dict[str, str]], **options: Any) -> Any:
         self.calls.append(("<chat>", options))
+        grammar = options.get("grammar") is not None and self.slot
+        text = "I think. Answer: Wins" if grammar else "templated"
         return {
-            "choices": [{"message": {"content": "templated"}, "finish_reason": "stop"}],
+            "choices": [{"message": {"content": text}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 9, "completion_tokens": 1},
         }
+
+
+class FakeGrammar:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    @classmethod
+    def from_string(cls, text: str, verbose: bool = True) -> FakeGrammar:
+        return cls(text)
 
 
 @pytest.fixture
 def fake_llama(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     module = types.ModuleType("llama_cpp")
     module.Llama = FakeLlama  # type: ignore[attr-defined]
+    module.LlamaGrammar = FakeGrammar  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "llama_cpp", module)
     FakeLlama.instances.clear()
     model = tmp_path / "tiny.gguf"
@@ -97,3 +122,71 @@ def test_model_loads_lazily_and_once(fake_llama: Path) -> None:
     llm.complete(Request(prompt="y"))
     assert len(FakeLlama.instances) == 1
     assert FakeLlama.instances[0].kwargs["n_threads"] == 1
+
+
+COLUMNS = OneOf(options=("Year", "Wins"))
+
+
+def test_a_constraint_goes_to_llama_cpp_as_a_grammar(fake_llama: Path) -> None:
+    llm = LocalLlama(fake_llama, n_ctx=64, n_threads=1)
+    assert llm.complete(Request(prompt="a b", constraint=COLUMNS)).text == "Wins"
+    ((prompt, options),) = FakeLlama.instances[0].calls
+    assert options["grammar"].text == to_gbnf(COLUMNS) and prompt == "a b"
+
+
+def test_a_slot_after_free_text_is_generated_in_two_steps(fake_llama: Path) -> None:
+    llm = LocalLlama(fake_llama, n_ctx=200, n_threads=1)
+    after = COLUMNS.model_copy(update={"after": "Answer: "})
+    request = Request(prompt="q", max_tokens=40, stop=("\n",), constraint=after)
+    reply = llm.complete(request)
+    assert reply.text == "sample-0Answer: Wins"
+    (free_prompt, free), (slot_prompt, slot) = FakeLlama.instances[0].calls
+    assert free_prompt == "q"
+    assert "grammar" not in free and free["stop"] == ["\n", "Answer: "]
+    assert free["max_tokens"] == 30  # a quarter of the limit is kept for the slot
+    assert slot_prompt == "q" + "sample-0Answer: " and slot["max_tokens"] == 40 - 2
+    assert slot["grammar"].text == slot_grammar(after)  # the slot's grammar alone
+    assert reply.usage.completion_tokens == 4 and reply.usage.prompt_tokens == 2
+
+
+def test_with_no_room_for_free_text_only_the_slot_is_generated(fake_llama: Path) -> None:
+    llm = LocalLlama(fake_llama, n_ctx=200, n_threads=1)
+    after = COLUMNS.model_copy(update={"after": "Answer: "})
+    assert llm.complete(Request(prompt="q", max_tokens=1, constraint=after)).text == (
+        "Answer: Wins"
+    )
+    ((_, options),) = FakeLlama.instances[0].calls  # never a limit of 0 (llama.cpp: no limit)
+    assert options["max_tokens"] == 1 and "grammar" in options
+
+
+def test_through_the_chat_template_one_grammar_covers_the_reply(fake_llama: Path) -> None:
+    llm = LocalLlama(fake_llama, n_ctx=200, n_threads=1, chat="template")
+    after = COLUMNS.model_copy(update={"after": "Answer: "})
+    request = Request(messages=(Message(role="user", content="q"),), constraint=after)
+    assert llm.complete(request).text == "I think. Answer: Wins"
+    ((_, options),) = FakeLlama.instances[0].calls
+    assert options["grammar"].text == to_gbnf(after)
+
+
+def test_a_model_that_breaks_its_grammar_is_trusted_no_more(fake_llama: Path) -> None:
+    llm = LocalLlama(fake_llama, n_ctx=64, n_threads=1)
+    FakeLlama.slot = ""  # the grammar is ignored: the model writes what it likes
+    try:
+        for _ in range(2):
+            with pytest.raises(ConstraintViolationError):
+                llm.complete(Request(prompt="a", constraint=COLUMNS))
+    finally:
+        FakeLlama.slot = "Wins"
+    first, second = FakeLlama.instances[0].calls
+    assert "grammar" in first[1] and "grammar" not in second[1]
+    assert not llm.enforcement.trusted
+
+
+def test_only_the_last_grammars_are_kept(fake_llama: Path) -> None:
+    from tablereason.llm.backends.embedded import GRAMMARS_KEPT
+
+    llm = LocalLlama(fake_llama, n_ctx=64, n_threads=1)
+    for i in range(GRAMMARS_KEPT + 10):  # the stand-in writes "Wins" under any grammar
+        llm.complete(Request(prompt="a", constraint=OneOf(options=("Wins", f"c{i}"))))
+    assert len(llm._grammars) == GRAMMARS_KEPT
+    assert to_gbnf(OneOf(options=("Wins", f"c{GRAMMARS_KEPT + 9}"))) in llm._grammars

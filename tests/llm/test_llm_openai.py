@@ -22,7 +22,7 @@ from tablereason.llm import (
     TransientLLMError,
     UsageTracker,
 )
-from tablereason.llm.openai_backend import parse_retry_after
+from tablereason.llm.backends.server.status import parse_retry_after
 
 FAST = RetryPolicy(max_attempts=4, base_delay=0.0, max_delay=0.0)
 

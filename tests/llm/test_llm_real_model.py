@@ -15,21 +15,32 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from test_llm_grammars import grammars
 
 from tablereason.llm import (
     CachedLLM,
+    ConstraintViolationError,
     ContextLengthError,
     EmptyCompletionError,
+    Grammar,
+    JSONSchema,
     LocalLlama,
     Message,
+    OneOf,
     OpenAIChat,
     OpenAICompletion,
+    Regex,
     Request,
     UsageTracker,
     default_model_path,
+    satisfies,
+    to_gbnf,
 )
-from tablereason.llm.local import default_threads
-from tablereason.llm.openai_backend import Transport
+from tablereason.llm.backends.embedded import default_threads
+from tablereason.llm.backends.server.chat import Transport
+from tablereason.llm.base import Constraint
+from tablereason.llm.constraints import gbnf
 
 # Short enough for every CI run (the issue asks CI to run both).
 pytestmark = [pytest.mark.real_model]
@@ -140,3 +151,107 @@ def test_llama_cpp_server_over_http(llama_server: str, transport: Transport) -> 
         assert "OpenAICompletion" in str(error)
     else:
         assert reply.text.strip() and reply.usage.prompt_tokens > 0
+
+
+# -- constraints: the embedded model's grammars, and llama_cpp.server's ---------------------
+
+COLUMNS = ("Year", "Team", "Wins", "Losses", "Coach", "Stadium")
+TABLE = "\n".join(
+    ["col : " + " | ".join(COLUMNS)]
+    + [
+        f"row {i} : {1990 + i} | Team{i} | {i % 7} | {i * 3 % 5} | Coach{i} | Park{i}"
+        for i in range(6)
+    ]
+)
+ASK = f"Table:\n{TABLE}\n\nQuestion: which column holds the number of games won?\nAnswer:"
+KINDS_OF_SLOT = [
+    OneOf(options=COLUMNS),
+    OneOf(options=("yes", "no")),
+    Regex(pattern=r"row [0-5](, row [0-5]){0,2}"),
+    JSONSchema(
+        json_schema={
+            "type": "object",
+            "properties": {"column": {"enum": list(COLUMNS)}, "row": {"type": "integer"}},
+            "required": ["column", "row"],
+        }
+    ),
+    Grammar(gbnf='root ::= "f_select_column(" col ")"\ncol ::= "Wins" | "Team"'),
+]
+
+
+@pytest.fixture(scope="module")
+def embedded(model_path: str) -> LocalLlama:
+    llm = LocalLlama(model_path, n_ctx=2048)
+    llm.load()
+    return llm
+
+
+def _quick_first(constraints: list[Constraint]) -> list[object]:
+    """The first case runs by default; the others with the slow tests (``-m slow``)."""
+    return [
+        pytest.param(c, id=c.kind, marks=() if i == 0 else pytest.mark.slow)
+        for i, c in enumerate(constraints)
+    ]
+
+
+@pytest.mark.parametrize("constraint", _quick_first(KINDS_OF_SLOT))
+def test_the_embedded_model_writes_only_what_the_constraint_allows(
+    embedded: LocalLlama, constraint: Constraint
+) -> None:
+    request = Request(prompt=ASK, max_tokens=32, constraint=constraint)
+    unconstrained = embedded.complete(request.model_copy(update={"constraint": None})).text
+    assert not satisfies(constraint, unconstrained)  # the model alone writes something else
+    reply = embedded.complete(request)
+    assert satisfies(constraint, reply.text), reply.text
+    assert embedded.enforcement.trusted
+
+
+def test_a_slot_after_free_text_gets_the_marker_and_the_grammar(embedded: LocalLlama) -> None:
+    after = OneOf(options=COLUMNS, after="So the column is: ")
+    # the free part runs to the marker, a stop string or the limit; then marker and slot
+    request = Request(prompt=ASK + " Let us think:", max_tokens=40, stop=("\n",), constraint=after)
+    reply = embedded.complete(request)
+    free, _, chosen = reply.text.partition("So the column is: ")
+    assert chosen in COLUMNS and "\n" not in free and satisfies(after, reply.text)
+    assert reply.usage.completion_tokens <= 40
+    # a quarter of the limit is kept for the slot; too little for a JSON object here: the
+    # reply is cut, a violation, but not the model's fault
+    json_after = KINDS_OF_SLOT[3].model_copy(update={"after": "So: "})
+    with pytest.raises(ConstraintViolationError, match="cut short"):
+        embedded.complete(Request(prompt=ASK, max_tokens=8, constraint=json_after))
+    assert embedded.enforcement.trusted
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(grammars)
+def test_llama_cpp_reads_every_grammar_we_write(embedded: LocalLlama, rules) -> None:
+    import llama_cpp
+
+    vocab = embedded.load()._model.vocab
+    for text in [gbnf.dump(rules), *(to_gbnf(c) for c in KINDS_OF_SLOT)]:
+        sampler = llama_cpp.llama_sampler_init_grammar(vocab, text.encode(), b"root")
+        assert sampler, text  # null: llama.cpp could not parse it
+        llama_cpp.llama_sampler_free(sampler)
+
+
+@pytest.mark.parametrize(
+    ("transport", "constraints"),
+    [
+        pytest.param("http", KINDS_OF_SLOT[:1] + KINDS_OF_SLOT[2:3], id="http-quick"),
+        pytest.param("http", KINDS_OF_SLOT, id="http-every-kind", marks=pytest.mark.slow),
+        pytest.param("openai", KINDS_OF_SLOT, id="openai-every-kind", marks=pytest.mark.slow),
+    ],
+)
+def test_llama_cpp_server_is_sent_a_real_grammar(
+    llama_server: str, transport: Transport, constraints: list[Constraint]
+) -> None:
+    completion = OpenAICompletion("gemma", base_url=llama_server, timeout=60, transport=transport)
+    assert completion.kind == "llama-cpp-python"  # its /v1/models says owned_by "me"
+    for constraint in constraints:
+        request = Request(prompt=ASK, max_tokens=32, constraint=constraint)
+        unconstrained = completion.complete(request.model_copy(update={"constraint": None}))
+        assert not satisfies(constraint, unconstrained.text)
+        reply = completion.complete(request)  # raises if the server did not enforce it
+        assert satisfies(constraint, reply.text), (constraint.kind, reply.text)
+    stats = completion.enforcement.stats()
+    assert stats.trusted and stats.sent == stats.checked == len(constraints)

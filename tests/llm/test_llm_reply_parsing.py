@@ -9,10 +9,14 @@ import string
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tablereason.llm.backends.server.replies import SeenReplies, decode, read_reply
+from tablereason.llm.backends.server.status import (
+    MAX_RETRY_AFTER_S,
+    error_message,
+    parse_retry_after,
+)
 from tablereason.llm.errors import DuplicateReplyError, MalformedReplyError
-from tablereason.llm.http_errors import MAX_RETRY_AFTER_S, error_message, parse_retry_after
 from tablereason.llm.redaction import REDACTED, redact, register_secret
-from tablereason.llm.replies import SeenReplies, decode, read_reply
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),

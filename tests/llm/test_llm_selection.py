@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import tablereason.llm.selection as selection
+import tablereason.llm.resolve as selection
 from tablereason.errors import ConfigurationError, MissingDependencyError
 from tablereason.llm import (
     CachedLLM,

@@ -18,8 +18,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tablereason.llm import LocalLlama, Request
+from tablereason.llm.backends.stops import (
+    blank_stops,
+    cut_after_leading_whitespace,
+    mend_blank_stops,
+)
 from tablereason.llm.base import Choice, Usage
-from tablereason.llm.stops import blank_stops, cut_after_leading_whitespace, mend_blank_stops
 
 
 def server_cut(text: str, stop: tuple[str, ...]) -> str:

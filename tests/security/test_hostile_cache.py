@@ -19,17 +19,17 @@ from pathlib import Path
 
 import pytest
 
-import tablereason.llm.cache as cache_module
-import tablereason.llm.cache_file as cache_file_module
+import tablereason.llm.wrappers.cache as cache_module
+import tablereason.llm.wrappers.cache_file as cache_file_module
 from tablereason.cli import EXIT_USAGE, main
 from tablereason.datasets.example import Example
 from tablereason.evaluate.results import read_results
 from tablereason.evaluate.runner import run_evaluation
 from tablereason.llm import CachedLLM, CacheMissError, Request, ResponseStore, ScriptedLLM
-from tablereason.llm.cache_file import CacheFileError
+from tablereason.llm.wrappers.cache_file import CacheFileError
 from tablereason.table import Table
 
-LOGGER = "tablereason.llm.cache"
+LOGGER = "tablereason.llm.wrappers.cache"
 
 
 def recorded(path: Path, n: int = 300) -> Path:

@@ -1,6 +1,7 @@
 """A fake OpenAI-compatible HTTP server on 127.0.0.1 with fault injection, for tests.
 
-Serves ``/v1/chat/completions`` and ``/v1/completions``. Replies are deterministic
+Serves ``/v1/chat/completions`` and ``/v1/completions`` (and, for GET, the JSON bodies
+given in ``routes``: ``/v1/models``, a server's own ``/version``...). Replies are deterministic
 (a digest of the prompt, the seed and the choice index) and usage counts words, so
 tests can check exactly what came back. Faults are queued with :meth:`inject` and
 applied to the next requests in arrival order, or drawn at random with ``fault_rate``.
@@ -109,6 +110,7 @@ class FakeOpenAIServer:
         seed: int = 0,
         port: int = 0,
         reply_id: str | None = None,
+        routes: dict[str, Any] | None = None,
     ) -> None:
         self.latency = latency
         self.ignore_n = ignore_n
@@ -119,6 +121,8 @@ class FakeOpenAIServer:
         self._faults: deque[Fault] = deque()
         self._lock = threading.Lock()
         self.reply_id = reply_id  # one id for every reply (else each gets its own)
+        self.routes = dict(routes or {})  # GET path -> JSON body (others: 404)
+        self.gets: list[str] = []
         self._ids = 0
         self.counts = Counts()
         self.bodies: list[dict[str, Any]] = []
@@ -270,6 +274,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(k, v)
         self.end_headers()
         self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        owner = self.owner
+        with owner._lock:
+            owner.gets.append(self.path)
+        if self.path in owner.routes:
+            self._send_json(200, owner.routes[self.path])
+        else:
+            self._send_json(404, {"error": {"message": f"no route {self.path}"}})
 
     def do_POST(self) -> None:
         owner = self.owner

@@ -7,7 +7,7 @@ the time left as its timeout and fails once none is left.
 
 Two clients use it:
 
-* the lean transport's connections (:mod:`~tablereason.llm.http_transport`) connect
+* the lean transport's connections (:mod:`~tablereason.llm.backends.server.transport`) connect
   and send with the time left and read through :class:`DeadlineReader`;
 * the ``openai`` package's HTTP client gets a network backend that wraps each
   connection (:func:`enforce_deadlines`); its sync calls run in the calling thread,
@@ -73,7 +73,7 @@ class DeadlineReader(io.RawIOBase):
     """Reads a socket; each read may wait only for the time left before the deadline.
 
     ``http.client`` reads a response's status line, headers and body through one of
-    these (see :class:`~tablereason.llm.http_transport.JSONTransport`). Without a
+    these (see :class:`~tablereason.llm.backends.server.transport.JSONTransport`). Without a
     deadline set, reads wait as long as the socket's own timeout allows.
 
     Args:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tablereason.llm.base import LLM, Completion, Request
+from tablereason.llm.base import LLM, Capabilities, Completion, Request, capabilities_of
 
 
 class LLMWrapper:
@@ -15,7 +15,7 @@ class LLMWrapper:
         inner: The model to wrap.
 
     Example:
-        >>> from tablereason.llm.scripted import ScriptedLLM
+        >>> from tablereason.llm.backends.scripted import ScriptedLLM
         >>> LLMWrapper(ScriptedLLM(replies=["hi"])).name
         'scripted'
     """
@@ -24,6 +24,11 @@ class LLMWrapper:
         self.inner = inner
         self.name: str = inner.name
         self.model: str = inner.model
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """The wrapped model's capabilities."""
+        return capabilities_of(self.inner)
 
     def complete(self, request: Request) -> Completion:
         """Answer one request (pass-through)."""

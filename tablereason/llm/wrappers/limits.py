@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from tablereason.errors import ConfigurationError
 from tablereason.llm.base import LLM, Completion, Request
-from tablereason.llm.wrapping import LLMWrapper
+from tablereason.llm.wrappers.base import LLMWrapper
 
 
 @dataclass(eq=False)
@@ -135,7 +135,7 @@ class LimitedLLM(LLMWrapper):
         limit: A :class:`ConcurrencyLimit` (share one instance to share the limit) or an int.
 
     Example:
-        >>> from tablereason.llm.scripted import ScriptedLLM
+        >>> from tablereason.llm.backends.scripted import ScriptedLLM
         >>> llm = LimitedLLM(ScriptedLLM(replies=["ok"]), 4)
         >>> llm.complete(Request(prompt="hi")).text
         'ok'

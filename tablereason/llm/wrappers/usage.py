@@ -12,8 +12,8 @@ from pydantic import BaseModel, ConfigDict
 
 from tablereason.errors import ConfigurationError
 from tablereason.llm.base import LLM, Completion, Request
-from tablereason.llm.errors import BudgetExceededError
-from tablereason.llm.wrapping import LLMWrapper
+from tablereason.llm.errors import BudgetExceededError, ConstraintViolationError
+from tablereason.llm.wrappers.base import LLMWrapper
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,8 @@ class UsageSummary(BaseModel):
     cost: float = 0.0
     billed_tokens: int = 0
     billed_cost: float = 0.0
+    malformed: int = 0
+    """Replies that broke their request's constraint (counted in ``requests`` too)."""
 
     @property
     def total_tokens(self) -> int:
@@ -99,6 +101,7 @@ class UsageSummary(BaseModel):
             cost=self.cost + other.cost,
             billed_tokens=self.billed_tokens + other.billed_tokens,
             billed_cost=self.billed_cost + other.billed_cost,
+            malformed=self.malformed + other.malformed,
         )
 
 
@@ -133,7 +136,7 @@ class UsageTracker:
             flight finish, so a run may overshoot by at most the concurrent requests.
 
     Example:
-        >>> from tablereason.llm.scripted import ScriptedLLM
+        >>> from tablereason.llm.backends.scripted import ScriptedLLM
         >>> tracker = UsageTracker()
         >>> llm = tracker.wrap(ScriptedLLM(replies=["yes"]))
         >>> with tracker.scope("ex-1"):
@@ -176,8 +179,14 @@ class UsageTracker:
                 f"request refused{site}. Raise Budget.max_cost or resume the run later."
             )
 
-    def record(self, request: Request, completion: Completion) -> UsageSummary:
-        """Add one completion's usage under its call site and the current scope."""
+    def record(
+        self, request: Request, completion: Completion, *, malformed: bool = False
+    ) -> UsageSummary:
+        """Add one completion's usage under its call site and the current scope.
+
+        ``malformed``: the completion broke the request's constraint (it was billed all
+        the same).
+        """
         u = completion.usage
         cost = self.prices.cost(
             completion.model,
@@ -193,6 +202,7 @@ class UsageTracker:
             cost=cost,
             billed_tokens=0 if completion.cached else u.total_tokens,
             billed_cost=0.0 if completion.cached else cost,
+            malformed=int(malformed),
         )
         site = request.call_site or "(unnamed)"
         scope = _SCOPE.get()
@@ -228,14 +238,16 @@ class TrackedLLM(LLMWrapper):
 
     Put it outside retry wrappers: failed attempts return no completion, so nothing is
     counted twice. Cache hits are recorded with ``cached_requests`` (tokens count,
-    ``billed_cost`` does not).
+    ``billed_cost`` does not). A reply that breaks its constraint
+    (:class:`~tablereason.llm.errors.ConstraintViolationError`) is recorded with
+    ``malformed`` and the error passes on.
 
     Args:
         inner: The model to wrap.
         tracker: Where usage goes.
 
     Example:
-        >>> from tablereason.llm.scripted import ScriptedLLM
+        >>> from tablereason.llm.backends.scripted import ScriptedLLM
         >>> t = UsageTracker()
         >>> _ = TrackedLLM(ScriptedLLM(replies=["a"]), t).complete(Request(prompt="x"))
         >>> t.total().requests
@@ -251,13 +263,21 @@ class TrackedLLM(LLMWrapper):
     def complete(self, request: Request) -> Completion:
         """Answer one request and record its usage."""
         self.tracker.check_budget(request)
-        completion = self.inner.complete(request)
+        try:
+            completion = self.inner.complete(request)
+        except ConstraintViolationError as error:
+            self.tracker.record(request, error.completion, malformed=True)
+            raise
         self.tracker.record(request, completion)
         return completion
 
     async def acomplete(self, request: Request) -> Completion:
         """Async twin of :meth:`complete`."""
         self.tracker.check_budget(request)
-        completion = await self.inner.acomplete(request)
+        try:
+            completion = await self.inner.acomplete(request)
+        except ConstraintViolationError as error:
+            self.tracker.record(request, error.completion, malformed=True)
+            raise
         self.tracker.record(request, completion)
         return completion

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from tablereason.errors import ConfigurationError
 from tablereason.llm.base import LLM, Completion, Request
 from tablereason.llm.errors import RetriesExhaustedError, TransientLLMError, is_retryable
-from tablereason.llm.wrapping import LLMWrapper
+from tablereason.llm.wrappers.base import LLMWrapper
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ class RetryingLLM(LLMWrapper):
         seed: Seed of the jitter generator (for reproducible waits).
 
     Example:
-        >>> from tablereason.llm.scripted import ScriptedLLM
+        >>> from tablereason.llm.backends.scripted import ScriptedLLM
         >>> flaky = ScriptedLLM(replies=[TransientLLMError("busy", status=503), "ok"])
         >>> RetryingLLM(flaky, sleep=lambda s: None).complete(Request(prompt="hi")).text
         'ok'

@@ -1,18 +1,49 @@
-"""The embedded model: llama-cpp-python running a GGUF file in this process."""
+"""The embedded model: llama-cpp-python running a GGUF file in this process.
+
+A constrained request is generated under a ``llama_cpp.LlamaGrammar`` (GBNF, from
+:func:`~tablereason.llm.constraints.to_gbnf`; a JSON schema through llama-cpp-python's own
+converter). A slot after free text (``after=``) is generated in two steps, so the
+grammar's cost is paid only for the slot: the free text without a grammar, up to the
+marker, a stop string or three quarters of the token limit (the last quarter is kept for
+the slot); then the marker, and the slot under the slot's grammar (llama.cpp keeps the
+evaluated prompt, so the second step evaluates only the new tokens). The reply therefore
+always holds the marker. Requests through the chat template use one grammar for the whole reply.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
 from pathlib import Path
 from typing import Any, Literal
 
-from tablereason.errors import LLMError, MissingDependencyError
-from tablereason.llm.base import Choice, Completion, Request, SyncLLM, TokenLogprob, Usage
+from tablereason.errors import ConfigurationError, LLMError, MissingDependencyError
+from tablereason.llm.backends.enforcement import Enforcement
+from tablereason.llm.backends.model_files import LOCAL_INSTALL, default_model_path
+from tablereason.llm.backends.registry import AUTO, BACKENDS, LOCAL_MODEL, ModelSpec
+from tablereason.llm.backends.stops import mend_blank_stops
+from tablereason.llm.base import (
+    Capabilities,
+    Choice,
+    Completion,
+    Request,
+    SyncLLM,
+    TokenLogprob,
+    Usage,
+)
+from tablereason.llm.constraints import Constraint, slot_grammar, to_gbnf
 from tablereason.llm.errors import ContextLengthError
-from tablereason.llm.model_files import LOCAL_INSTALL, default_model_path
-from tablereason.llm.stops import mend_blank_stops
+
+GRAMMARS_KEPT = 64
+"""Grammars kept built, most recently used first (tables differ: so do their grammars)."""
+SLOT_SHARE = 4
+"""With a slot after free text, the free text may use all but a quarter of ``max_tokens``."""
+CONTEXT_HINT = (
+    "shrink the table view, or give the embedded model a larger context window "
+    "(--n-ctx on the command line, n_ctx= in Python)"
+)
 
 
 def _llama_cpp() -> Any:
@@ -70,8 +101,9 @@ class LocalLlama(SyncLLM):
 
     Args:
         model_path: A GGUF file; defaults to the packaged Gemma 3 270M (assembled once).
-        n_ctx: Context window in tokens.
-        n_threads: CPU threads; defaults to :func:`default_threads` at load time.
+        n_ctx: Context window in tokens (``--n-ctx``).
+        n_threads: CPU threads (``--threads``); defaults to :func:`default_threads` at
+            load time.
         n_batch: Prompt tokens evaluated per batch.
         seed: Sampling seed used when a request has none.
         chat: ``"auto"`` (template if the model has one), ``"template"`` or ``"text"``.
@@ -109,6 +141,14 @@ class LocalLlama(SyncLLM):
         self.verbose = verbose
         self._lock = threading.Lock()
         self._llama: Any = None
+        self._grammars: dict[str, Any] = {}
+        self.enforcement = Enforcement("the embedded model")
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What it supports: every constraint kind; log-probabilities with ``logits_all``."""
+        declared = BACKENDS.get("local").capabilities
+        return declared if self.logits_all else dataclasses.replace(declared, logprobs=False)
 
     def __repr__(self) -> str:
         return f"LocalLlama({str(self.model_path or self.model)!r}, n_ctx={self.n_ctx})"
@@ -155,20 +195,26 @@ class LocalLlama(SyncLLM):
         """Answer one request with ``request.n`` seeded samples.
 
         A blank sample of a request with a whitespace stop is sampled again without it
-        and cut after its leading whitespace (:func:`~tablereason.llm.stops.mend_blank_stops`).
+        and cut after its leading whitespace
+        (:func:`~tablereason.llm.backends.stops.mend_blank_stops`).
+
+        Raises:
+            ConstraintViolationError: A sample breaks the request's constraint.
+            ContextLengthError: The prompt does not fit the context window.
         """
         started = time.perf_counter()
+        sent = self.enforcement.will_send(request)
         completion = self._complete(request)
         choices, again = mend_blank_stops(request, completion.choices, self._ask_again)
-        if again is None:
-            return completion
-        return completion.model_copy(
-            update={
-                "choices": tuple(choices),
-                "usage": completion.usage + again,
-                "latency_s": time.perf_counter() - started,
-            }
-        )
+        if again is not None:
+            completion = completion.model_copy(
+                update={
+                    "choices": tuple(choices),
+                    "usage": completion.usage + again,
+                    "latency_s": time.perf_counter() - started,
+                }
+            )
+        return self.enforcement.check(request, completion, sent=sent)
 
     def _ask_again(self, request: Request) -> tuple[tuple[Choice, ...], Usage]:
         completion = self._complete(request)
@@ -182,7 +228,7 @@ class LocalLlama(SyncLLM):
             if prompt_tokens >= self.n_ctx:
                 raise ContextLengthError(
                     f"the prompt has {prompt_tokens} tokens but the context window is "
-                    f"{self.n_ctx}; shrink the table view or raise LocalLlama(n_ctx=...)"
+                    f"{self.n_ctx}; {CONTEXT_HINT}"
                 )
             max_tokens = min(request.max_tokens, self.n_ctx - prompt_tokens)
             base_seed = self.seed if request.seed is None else request.seed
@@ -210,9 +256,75 @@ class LocalLlama(SyncLLM):
             model=self.model,
         )
 
+    def _grammar(self, gbnf: str) -> Any:
+        """The ``LlamaGrammar`` of a GBNF text (the last :data:`GRAMMARS_KEPT` are kept)."""
+        grammar = self._grammars.pop(gbnf, None)
+        if grammar is None:
+            grammar = _llama_cpp().LlamaGrammar.from_string(gbnf, verbose=self.verbose)
+        self._grammars[gbnf] = grammar  # most recently used last
+        while len(self._grammars) > GRAMMARS_KEPT:
+            del self._grammars[next(iter(self._grammars))]
+        return grammar
+
     def _sample(
         self, llama: Any, request: Request, use_template: bool, max_tokens: int, seed: int
     ) -> dict[str, Any]:
+        constraint = request.constraint if self.enforcement.will_send(request) else None
+        if constraint is None:
+            return self._generate(llama, request, use_template, max_tokens, seed)
+        if constraint.after is None or use_template:
+            grammar = self._grammar(to_gbnf(constraint))
+            return self._generate(llama, request, use_template, max_tokens, seed, grammar=grammar)
+        return self._free_then_slot(llama, request, constraint, max_tokens, seed)
+
+    def _free_then_slot(
+        self, llama: Any, request: Request, constraint: Constraint, max_tokens: int, seed: int
+    ) -> dict[str, Any]:
+        """The free text without a grammar, then the marker and the slot under its grammar."""
+        marker = str(constraint.after)
+        room = max_tokens - max(1, max_tokens // SLOT_SHARE)  # the rest is kept for the slot
+        if room > 0:
+            free = self._generate(llama, request, False, room, seed, stop=[*request.stop, marker])
+        else:  # (llama.cpp reads a limit of 0 as "no limit")
+            free = {"choices": [{"text": "", "logprobs": None}], "usage": {}}
+        used = int((free.get("usage") or {}).get("completion_tokens", 0))
+        if used >= max_tokens:
+            return free  # no room left for the slot
+        text = str(free["choices"][0].get("text") or "") + marker
+        grammar = self._grammar(slot_grammar(constraint))
+        slot = self._generate(
+            llama, request, False, max_tokens - used, seed, grammar=grammar, prompt=text
+        )
+        first, second = free["choices"][0], slot["choices"][0]
+        logprobs = None
+        if first.get("logprobs") and second.get("logprobs"):
+            logprobs = {
+                key: list(first["logprobs"].get(key) or [])
+                + list(second["logprobs"].get(key) or [])
+                for key in ("tokens", "token_logprobs")
+            }
+        choice = {
+            "text": text + str(second.get("text") or ""),
+            "logprobs": logprobs,
+            "finish_reason": second.get("finish_reason"),
+        }
+        generated = used + int((slot.get("usage") or {}).get("completion_tokens", 0))
+        usage = {**(free.get("usage") or {}), "completion_tokens": generated}
+        return {"choices": [choice], "usage": usage}
+
+    def _generate(
+        self,
+        llama: Any,
+        request: Request,
+        use_template: bool,
+        max_tokens: int,
+        seed: int,
+        *,
+        grammar: Any = None,
+        stop: list[str] | None = None,
+        prompt: str = "",
+    ) -> dict[str, Any]:
+        """One sample from llama.cpp; ``prompt`` is text the reply already holds."""
         options: dict[str, Any] = {
             "max_tokens": max_tokens,
             "temperature": request.temperature,
@@ -220,9 +332,11 @@ class LocalLlama(SyncLLM):
             "top_k": 0,
             "min_p": 0.0,
             "repeat_penalty": 1.0,
-            "stop": list(request.stop),
+            "stop": list(request.stop) if stop is None else stop,
             "seed": seed,
         }
+        if grammar is not None:
+            options["grammar"] = grammar
         try:
             if use_template:
                 messages = [{"role": m.role, "content": m.content} for m in request.messages or ()]
@@ -231,12 +345,10 @@ class LocalLlama(SyncLLM):
                 return dict(llama.create_chat_completion(messages=messages, **options))
             if request.logprobs and self.logits_all:
                 options["logprobs"] = 1
-            return dict(llama.create_completion(request.as_text(), **options))
+            return dict(llama.create_completion(request.as_text() + prompt, **options))
         except ValueError as error:
             if "context window" in str(error) or "exceed" in str(error):
-                raise ContextLengthError(
-                    f"{error}; shrink the table view or raise LocalLlama(n_ctx=...)"
-                ) from error
+                raise ContextLengthError(f"{error}; {CONTEXT_HINT}") from error
             raise LLMError(f"llama.cpp failed: {error}") from error
 
     @staticmethod
@@ -259,3 +371,31 @@ class LocalLlama(SyncLLM):
                     for t, v in zip(lp["tokens"], lp.get("token_logprobs") or [], strict=False)
                 )
         return Choice(text=text, logprobs=logprobs, finish_reason=c.get("finish_reason"))
+
+
+def from_spec(spec: ModelSpec) -> LocalLlama:
+    """The embedded model a model spec names (the registry's builder for ``local``).
+
+    Raises:
+        ConfigurationError: A server's setting (``endpoint``, ``server_kind``) given with
+            the embedded model, or a ``.gguf`` path that does not exist.
+
+    Example:
+        >>> from_spec(ModelSpec(LOCAL_MODEL, n_ctx=4096))
+        LocalLlama('gemma-3-270m-q4_k_m', n_ctx=4096)
+    """
+    if spec.endpoint is not None or spec.server_kind not in (None, AUTO):
+        raise ConfigurationError(
+            "--endpoint and --server-kind set an OpenAI-compatible server, but no server is "
+            "in use: give --base-url (or set OPENAI_BASE_URL), or leave them out for the "
+            "embedded model"
+        )
+    path = None if spec.model in (None, LOCAL_MODEL) else spec.model
+    if path is not None and not os.path.isfile(path):
+        raise ConfigurationError(f"model file {path!r} does not exist; give a .gguf path")
+    options: dict[str, Any] = {}
+    if spec.n_ctx is not None:
+        options["n_ctx"] = spec.n_ctx
+    if spec.threads is not None:
+        options["n_threads"] = spec.threads
+    return LocalLlama(path, **options)

@@ -1,6 +1,6 @@
 """Checks that a response cache file can be used, made when the cache is opened.
 
-See :mod:`tablereason.llm.cache`: a folder, a file that is not SQLite, a truncated or
+See :mod:`tablereason.llm.wrappers.cache`: a folder, a file that is not SQLite, a truncated or
 damaged database, or another program's database is refused with :class:`CacheFileError`
 (a :class:`~tablereason.errors.ConfigurationError`: the ``--cache`` setting names a file
 that cannot be used), whose message names the file and the ways out.

@@ -26,10 +26,10 @@ import urllib.request
 from typing import Any
 
 from tablereason.errors import ConfigurationError
-from tablereason.llm.deadline import DeadlineReader, deadline_after, time_left
+from tablereason.llm.backends.server.deadline import DeadlineReader, deadline_after, time_left
+from tablereason.llm.backends.server.replies import SeenReplies, decode
+from tablereason.llm.backends.server.status import error_message, status_error
 from tablereason.llm.errors import DuplicateReplyError, TransientLLMError
-from tablereason.llm.http_errors import error_message, status_error
-from tablereason.llm.replies import SeenReplies, decode
 
 
 class JSONObject(dict[str, Any]):
@@ -174,11 +174,30 @@ class JSONTransport:
             ContextLengthError: The server said the prompt is too long.
             LLMError: Any other error status.
         """
-        data = json.dumps(body).encode()
+        payload = self._round_trip("POST", path, json.dumps(body).encode())
+        reply = decode(payload, object_hook=JSONObject)
+        reply_id = reply.get("id") if isinstance(reply, dict) else None
+        try:
+            self._local.seen.check(reply_id if isinstance(reply_id, str) else None, payload)
+        except DuplicateReplyError:
+            self._discard()
+            raise
+        return reply
+
+    def get(self, path: str) -> Any:
+        """The decoded JSON reply of a GET of ``path`` (relative to the API root).
+
+        Raises:
+            The errors of :meth:`post`.
+        """
+        return decode(self._round_trip("GET", path, None), object_hook=JSONObject)
+
+    def _round_trip(self, method: str, path: str, data: bytes | None) -> bytes:
+        """One request within the deadline; the body of a reply with a status below 400."""
         try:
             with deadline_after(self.timeout):
                 conn = self._connection()
-                conn.request("POST", self.root + path, body=data, headers=self._headers)
+                conn.request(method, self.root + path, body=data, headers=self._headers)
                 response = conn.getresponse()
                 payload = response.read()
         except TimeoutError as error:
@@ -193,14 +212,7 @@ class JSONTransport:
             self._discard()
         if response.status >= 400:
             raise status_error(response.status, error_message(payload), response.headers)
-        reply = decode(payload, object_hook=JSONObject)
-        reply_id = reply.get("id") if isinstance(reply, dict) else None
-        try:
-            self._local.seen.check(reply_id if isinstance(reply_id, str) else None, payload)
-        except DuplicateReplyError:
-            self._discard()
-            raise
-        return reply
+        return payload
 
 
 def _left() -> float:

@@ -2,15 +2,17 @@
 
 Responses live in one SQLite file in WAL mode: many threads and several processes can
 read and write it at once. The key is a stable hash of the backend name, the model and
-the request (its JSON form, which leaves out ``call_site``).
+the request (its JSON form, which leaves out ``call_site``). Request fields added after
+the first caches were recorded (:data:`KEYED_ALWAYS` lists the fields there were) enter
+the key only when they differ from their defaults, so those caches keep replaying.
 
 A damaged file never ends a run with a traceback. When the cache is opened, a file that
 is a folder, is not SQLite, is truncated or damaged (``PRAGMA quick_check``, for files up
-to :data:`~tablereason.llm.cache_file.CHECK_MAX_BYTES`), or holds another program's
-tables is refused with a :class:`~tablereason.llm.cache_file.CacheFileError` that names
+to :data:`~tablereason.llm.wrappers.cache_file.CHECK_MAX_BYTES`), or holds another program's
+tables is refused with a :class:`~tablereason.llm.wrappers.cache_file.CacheFileError` that names
 it and the way out, before any request is made. An
 entry that is not a valid completion (invalid JSON, or JSON of another shape) is a miss:
-reported once (a warning on the ``tablereason.llm.cache`` logger), answered by the model
+reported once (a warning on the ``tablereason.llm.wrappers.cache`` logger), answered by the model
 and replaced. A failure of the file met later (damage in a part the check did not read,
 the file removed) is reported once, and the run goes on without the cache.
 
@@ -35,14 +37,14 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from tablereason.llm.base import LLM, Completion, Request
-from tablereason.llm.cache_file import (
+from tablereason.llm.errors import CacheMissError
+from tablereason.llm.wrappers.base import LLMWrapper
+from tablereason.llm.wrappers.cache_file import (
     CacheFileError,
     check_database,
     check_header,
     way_out,
 )
-from tablereason.llm.errors import CacheMissError
-from tablereason.llm.wrapping import LLMWrapper
 
 _log = logging.getLogger(__name__)
 
@@ -58,13 +60,54 @@ CREATE TABLE IF NOT EXISTS responses (
 """
 
 
+KEYED_ALWAYS = frozenset(
+    {"messages", "prompt", "n", "temperature", "top_p", "max_tokens", "stop", "seed", "logprobs"}
+)
+"""The fields a :class:`~tablereason.llm.base.Request` had when the first caches were
+recorded: always in the key. Any other field is in it only when it differs from its
+default."""
+
+
+def _keyed(value: object) -> object:
+    """The key form of a nested value.
+
+    A pydantic value without its fields at their defaults (its ``kind`` kept: it tells the
+    kinds apart).
+    """
+    if isinstance(value, BaseModel):
+        dumped = value.model_dump(mode="json", exclude_defaults=True)
+        kind = getattr(value, "kind", None)
+        return dumped if kind is None else {**dumped, "kind": kind}
+    return value
+
+
+def request_key(request: Request) -> dict[str, object]:
+    """What of a request enters its cache key (see :data:`KEYED_ALWAYS`).
+
+    Example:
+        >>> sorted(request_key(Request(prompt="hi"))) == sorted(KEYED_ALWAYS)
+        True
+    """
+    dumped = request.model_dump(mode="json")
+    for name, field in Request.model_fields.items():
+        if name in KEYED_ALWAYS or name not in dumped:
+            continue
+        value = getattr(request, name)
+        if value == field.get_default(call_default_factory=True):
+            del dumped[name]
+        else:
+            dumped[name] = _keyed(value)
+    return dumped
+
+
 def cache_key(backend: str, model: str, request: Request, occurrence: int = 0) -> str:
     """Stable hash of who answers and what is asked.
 
     Args:
         backend: Backend name (``"openai"``, ``"local"``...).
         model: Model name.
-        request: The request; ``call_site`` is not part of the key.
+        request: The request; ``call_site`` is not part of the key, nor any field added
+            after the first recordings while it holds its default (:data:`KEYED_ALWAYS`).
         occurrence: For sampling without a seed, which repetition of the request this is.
 
     Returns:
@@ -78,7 +121,7 @@ def cache_key(backend: str, model: str, request: Request, occurrence: int = 0) -
     payload: dict[str, object] = {
         "backend": backend,
         "model": model,
-        "request": request.model_dump(mode="json"),
+        "request": request_key(request),
     }
     if occurrence:
         payload["occurrence"] = occurrence
@@ -266,7 +309,7 @@ class CachedLLM(LLMWrapper):
 
     Example:
         >>> import tempfile, pathlib
-        >>> from tablereason.llm.scripted import ScriptedLLM
+        >>> from tablereason.llm.backends.scripted import ScriptedLLM
         >>> path = pathlib.Path(tempfile.mkdtemp()) / "cache.sqlite"
         >>> llm = CachedLLM(ScriptedLLM(replies=["4"]), path)
         >>> llm.complete(Request(prompt="2+2=")).cached, llm.complete(Request(prompt="2+2=")).cached

@@ -1,4 +1,10 @@
-"""A scripted model for tests: replies from a queue or a function, every request recorded."""
+"""A scripted model for tests: replies from a queue or a function, every request recorded.
+
+It enforces no constraint, but checks replies as every backend does: a scripted reply
+that breaks its request's constraint raises
+:class:`~tablereason.llm.errors.ConstraintViolationError`, as a server that ignores
+constraints would.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,9 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 
 from tablereason.errors import ConfigurationError, LLMError
-from tablereason.llm.base import Choice, Completion, Request, SyncLLM, Usage
+from tablereason.llm.backends.enforcement import Enforcement
+from tablereason.llm.backends.registry import BACKENDS
+from tablereason.llm.base import Capabilities, Choice, Completion, Request, SyncLLM, Usage
 
 Reply = str | Sequence[str] | BaseException
 """One scripted reply: a text (used for every one of the ``n`` choices), a list of
@@ -56,6 +64,12 @@ class ScriptedLLM(SyncLLM):
         self._fn = fn
         self._lock = threading.Lock()
         self.requests: list[Request] = []
+        self.enforcement = Enforcement("the scripted model")
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What it supports: ``n``; no constraint is enforced (replies are checked)."""
+        return BACKENDS.get("scripted").capabilities
 
     @property
     def remaining(self) -> int:
@@ -64,7 +78,11 @@ class ScriptedLLM(SyncLLM):
             return len(self._queue)
 
     def complete(self, request: Request) -> Completion:
-        """Record the request and return the next scripted reply."""
+        """Record the request and return the next scripted reply.
+
+        Raises:
+            ConstraintViolationError: The reply breaks the request's constraint.
+        """
         with self._lock:
             self.requests.append(request)
             if self._fn is None:
@@ -83,9 +101,10 @@ class ScriptedLLM(SyncLLM):
             prompt_tokens=_count_words(request.as_text()),
             completion_tokens=sum(_count_words(t) for t in texts),
         )
-        return Completion(
+        completion = Completion(
             choices=tuple(Choice(text=t, finish_reason="stop") for t in texts),
             usage=usage,
             backend=self.name,
             model=self.model,
         )
+        return self.enforcement.check(request, completion, sent=False)

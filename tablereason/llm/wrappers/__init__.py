@@ -1,0 +1,1 @@
+"""Wrappers that compose around any model: cache, retries, usage, concurrency, constraints off."""
