@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/bench_evidence.py large --rows 1000000
     .venv/bin/python benchmarks/bench_evidence.py wikitq
     .venv/bin/python benchmarks/bench_evidence.py warnings
-    flock /tmp/tablereason-bench.lock .venv/bin/python benchmarks/bench_evidence.py model
+    flock /tmp/tablereason-bench.lock .venv/bin/python benchmarks/bench_evidence.py model \
+        --runs docs/benchmarks/logs/answers/model-runs.jsonl
     .venv/bin/python benchmarks/bench_evidence.py same-scores --before <git revision>
 
 ``large``: the 51 large-table questions of bench_large_tables.py, with the scripted
@@ -238,15 +239,25 @@ def bench_warnings() -> dict[str, Any]:
 # ----------------------------------------------------------------------------- the embedded model
 
 
-def bench_model(limit: int | None) -> dict[str, Any]:
+def bench_model(limit: int | None, runs: Path | None = None) -> dict[str, Any]:
+    """The embedded model on the first ``limit`` questions; ``runs`` keeps each run.
+
+    With ``runs`` (a JSON-lines file), questions already recorded there are not asked
+    again and the summary covers every recorded run, so the run can be made in chunks.
+    """
     from tablereason.llm import LocalLlama
 
-    llm = LocalLlama(n_threads=2)
-    rows = []
-    for question in E.questions()[:limit]:
+    rows: list[dict[str, Any]] = []
+    if runs is not None and runs.exists():
+        rows = [json.loads(line) for line in runs.read_text().splitlines() if line.strip()]
+    done = {(r["table"], r["question"]) for r in rows}
+    todo = [q for q in E.questions()[:limit] if (q.table, q.text) not in done]
+    llm = LocalLlama(n_threads=2) if todo else None
+    for question in todo:
         data = E.frame(question.table)
         table = Table.from_pandas(data, caption=question.table.rsplit(".", 1)[0])
         start = time.perf_counter()
+        assert llm is not None
         prediction = ChainOfTable(llm, task="wikitq").run(table, question.text)
         seconds = time.perf_counter() - start
         answer = prediction.answer[0] if prediction.answer else ""
@@ -263,6 +274,9 @@ def bench_model(limit: int | None) -> dict[str, Any]:
             "prompt_tokens": prediction.trace.usage.prompt_tokens, "error": prediction.error,
         })  # fmt: skip
         print(json.dumps(rows[-1]), flush=True)
+        if runs is not None:
+            with runs.open("a", encoding="utf-8") as file:
+                file.write(json.dumps(rows[-1]) + "\n")
     wrong = [r for r in rows if not r["right"]]
     right = [r for r in rows if r["right"]]
     codes = Counter(c for r in rows for c in set(r["warnings"]))
@@ -342,6 +356,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("what", choices=["large", "wikitq", "warnings", "model", "same-scores"])
     parser.add_argument("--rows", type=int, default=1_000_000, help="large: orders table rows")
     parser.add_argument("--questions", type=int, default=None, help="model: first N questions")
+    parser.add_argument("--runs", type=Path, default=None,
+                        help="model: JSON lines of the runs so far; resumes there")  # fmt: skip
     parser.add_argument("--before", default="HEAD", help="same-scores: revision to compare with")
     parser.add_argument("--out", type=Path, default=None, help="write the results as JSON")
     args = parser.parse_args(argv)
@@ -352,7 +368,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     elif args.what == "warnings":
         result = bench_warnings()
     elif args.what == "model":
-        result = bench_model(args.questions)
+        result = bench_model(args.questions, args.runs)
     else:
         result = bench_same_scores(args.before)
     if args.out:

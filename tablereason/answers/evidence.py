@@ -168,7 +168,7 @@ def explain(
                 refs.add(ROW, rows, np.full(len(rows), tag, dtype=np.int64))
                 return "count", refs
         elif way == "sum" and number is not None:
-            kind, name = _aggregate(cells, item.text, float(number))
+            kind, name = _aggregate(cells, item.text, float(number), counting)
             if kind is not None and name is not None:
                 rows = np.arange(final.num_rows, dtype=np.int64)
                 refs.add(name, rows, np.full(len(rows), tag, dtype=np.int64))
@@ -176,12 +176,17 @@ def explain(
     return None, Refs()
 
 
-def _aggregate(cells: TableCells, text: str, number: float) -> tuple[Kind | None, str | None]:
-    """The numeric column whose sum (else average) ``number`` is, written as in ``text``."""
+def _aggregate(
+    cells: TableCells, text: str, number: float, counting: bool
+) -> tuple[Kind | None, str | None]:
+    """The numeric column whose sum (else average) ``number`` is, written as in ``text``.
+
+    The answer to a count question may be a sum (units sold), never an average.
+    """
     decimals = re.search(r"\.(\d+)", text)
     tolerance = 0.5 * 10 ** -(len(decimals.group(1)) if decimals else 0)
     sums = cells.sums()
-    for kind, index in (("sum", 0), ("mean", 1)):
+    for kind, index in (("sum", 0), ("mean", 1))[: 1 if counting else 2]:
         for name, values in sums.items():
             if abs(values[index] - number) <= tolerance + 1e-9 * abs(number):
                 return kind, name  # type: ignore[return-value]

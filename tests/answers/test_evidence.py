@@ -12,6 +12,7 @@ from answer_helpers import WEATHER, cells, chain_llm, codes, run_chain
 
 from tablereason import Table
 from tablereason.answers.assess import assess
+from tablereason.answers.records import KIND_TEXT
 from tablereason.llm import ScriptedLLM
 from tablereason.methods import ChainOfTable
 from tablereason.methods.baselines import ProgramOfThought, TextToSQL
@@ -197,3 +198,23 @@ def test_a_trace_step_table_without_lineage_still_checks() -> None:
     trace = Trace(question="which?", steps=[TraceStep(kind="input", name="table", table=table)])
     prediction = Prediction(answer="y", trace=trace)
     assert cells(prediction) == [(1, "a")]
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "kind"),
+    [
+        ("how many places are listed at most?", " 3", "count"),  # 1..6 average 3.5
+        ("what is the average place?", " 3.5", "mean"),
+        ("what is the total of the places?", " 21", "sum"),
+    ],
+)
+def test_a_count_answer_is_never_read_as_an_average(question: str, answer: str, kind: str) -> None:
+    table = Table.from_records(["place", "rider"], [[str(i), f"r{i}"] for i in range(1, 7)])
+    prediction = run_chain(table, question, " <END>", answer)
+    assert prediction.evidence is not None
+    if kind == "count":  # the one cell equal to 3, not the six places its average is near
+        assert cells(prediction) == [(2, "place")]
+        assert "average" not in prediction.evidence.how
+    else:
+        assert cells(prediction) == [(i, "place") for i in range(6)]
+        assert KIND_TEXT[kind] in prediction.evidence.how
