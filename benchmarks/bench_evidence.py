@@ -331,20 +331,18 @@ def fixture_scores() -> dict[str, Any]:
 def bench_same_scores(before: str) -> dict[str, Any]:
     here = fixture_scores()
     with tempfile.TemporaryDirectory() as folder:
-        tree = Path(folder) / "tree"
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), before],
-                       check=True, capture_output=True)  # fmt: skip
-        try:
-            out = Path(folder) / "scores.json"
-            code = (f"import sys, json; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
-                    "import bench_evidence as E; "
-                    f"json.dump(E.fixture_scores(), open({str(out)!r}, 'w'))")  # fmt: skip
-            env = {**os.environ, "PYTHONPATH": str(tree)}
-            subprocess.run([sys.executable, "-c", code], check=True, cwd=tree, env=env)
-            there = json.loads(out.read_text())
-        finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
-                           check=False, capture_output=True)  # fmt: skip
+        tree = Path(folder) / "tree"  # the files of that revision, not a git worktree
+        tree.mkdir()
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", before],
+                                 check=True, capture_output=True).stdout  # fmt: skip
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+        out = Path(folder) / "scores.json"
+        code = (f"import sys, json; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
+                "import bench_evidence as E; "
+                f"json.dump(E.fixture_scores(), open({str(out)!r}, 'w'))")  # fmt: skip
+        env = {**os.environ, "PYTHONPATH": str(tree)}
+        subprocess.run([sys.executable, "-c", code], check=True, cwd=tree, env=env)
+        there = json.loads(out.read_text())
     differ = sorted(k for k in here if here[k] != there.get(k))
     mean = sum(float(v[1] or 0) for v in here.values()) / max(1, len(here))
     print(f"{len(here)} examples; mean score {mean:.4f}; differing: {len(differ)}")
