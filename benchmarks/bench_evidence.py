@@ -35,8 +35,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 sys.path.insert(0, str(Path(__file__).parent))
 import bench_large_tables as B
 import evidence_questions as E
@@ -89,12 +87,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def bench_large(rows: int) -> dict[str, Any]:
-    tables: dict[str, tuple[Table, pd.DataFrame]] = {}
-    for name in ("seattle-weather", "airports", "seattle-temps", "sf-temps"):
-        path = Q.vega_csv(name)
-        tables[name] = (Table.from_csv(path, escape=None), pd.read_csv(path, dtype=str))
-    frame = Q.orders(rows)
-    tables["orders"] = (Table.from_pandas(frame), frame)
+    tables = B.load_tables(rows)
     out = []
     for question in Q.public() + Q.synthetic():
         table, data = tables[question.table]

@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from support.scripted_server import ScriptedServer, taymyr_reply
+from support.scripted_server import ScriptedServer, serving, taymyr_reply
 from support.taymyr import EXAMPLE, QUESTION
 
 from tablereason.cli import main
@@ -23,10 +23,7 @@ def said_reply(prompt: str) -> str:
 
 @pytest.fixture
 def said_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedServer]:
-    with ScriptedServer(said_reply) as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-        monkeypatch.setenv("OPENAI_API_KEY", "unused")
-        monkeypatch.setenv("OPENAI_MODEL", "fake-model")
+    with serving(monkeypatch, said_reply) as server:
         yield server
 
 
@@ -68,12 +65,8 @@ def test_json_has_the_value_the_evidence_and_the_warnings(said_server, capsys) -
     assert [w["code"] for w in payload["warnings"]] == ["sentence"]
 
 
-def test_a_right_answer_has_evidence_and_no_warning(monkeypatch, capsys) -> None:
-    with ScriptedServer(taymyr_reply) as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-        monkeypatch.setenv("OPENAI_API_KEY", "unused")
-        monkeypatch.setenv("OPENAI_MODEL", "fake-model")
-        assert main(["ask", str(EXAMPLE), QUESTION, "--answer-only"]) == EXIT_OK
+def test_a_right_answer_has_evidence_and_no_warning(taymyr_server, capsys) -> None:
+    assert main(["ask", str(EXAMPLE), QUESTION, "--answer-only"]) == EXIT_OK
     printed = capsys.readouterr()
     assert printed.out == "1985\n"
     assert printed.err == "tablereason: Evidence: row 4, Column 1 = 1985\n"
