@@ -77,7 +77,8 @@ def normalise_answer(raw: list[str], cells: TableCells | None, question: str) ->
     Example:
         >>> from tablereason.table import Table
         >>> cells = TableCells(Table.from_records(["year", "births"], [["1985", "1 104"]]))
-        >>> [(i.text, i.shape) for i in normalise_answer(["1985", "1 104"], cells, "births?")]
+        >>> question = "which year had 1 104 births?"
+        >>> [(i.text, i.shape) for i in normalise_answer(["1985", "1 104"], cells, question)]
         [('1985', 'row')]
     """
     if cells is not None and len(raw) >= 2:
