@@ -14,7 +14,9 @@ of an answer is normalised here against the final table's cells
   a **sentence** (four words or more that end like one, or eight words or more) are
   reduced to the one cell of the final table they name that the question does not
   name, when there is exactly one; a sentence that answers a "how many" question with
-  exactly one number is reduced to that number.
+  exactly one number is reduced to that number;
+* a count followed by what the question counts (``15 years`` for "how many years")
+  is reduced to the count.
 
 The item keeps its shape (``value``, ``row`` or ``sentence``) for the warnings, and a
 note for every change.
@@ -50,6 +52,9 @@ _ROW_PREFIX = re.compile(r"^row\s+\d+\s*:\s*", re.I)
 _PARTS = re.compile(r"\s*\|\s*|\s*;\s*|\t|,\s+")
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]*$")
 _NUMBER_TOKEN = re.compile(r"[-+]?\$?\d[\d,]*(?:\.\d+)?%?")
+_COUNTED = re.compile(
+    r"(?P<number>[-+]?\d[\d,]*(?:\.\d+)?)\s+(?P<unit>[^\W\d_]+(?:\s+[^\W\d_]+){0,2})"
+)
 MAX_PARTS = 40
 """Most parts of an item looked up as the cells of a row."""
 
@@ -99,6 +104,10 @@ def normalise_item(raw: str, cells: TableCells | None, question: str) -> Item:
     """
     text = " ".join(str(raw).split())
     notes: list[str] = []
+    counted = _counted(text, question)
+    if counted is not None and not (cells is not None and cells.equal(text)):
+        unit = text.rstrip(_TRAILING)[len(counted) :].strip()
+        return Item(raw, counted, "value", [f"dropped {unit!r} after the count"])
     if not text or not _may_change(text) or (cells is not None and cells.equal(text)):
         return Item(raw, text)
     inner = _unwrapped(text)
@@ -116,6 +125,27 @@ def normalise_item(raw: str, cells: TableCells | None, question: str) -> Item:
     if _is_sentence(text) and not (cells is not None and cells.equal(text)):
         return _sentence_item(raw, text, cells, question, notes)
     return Item(raw, _strip_trailing(text, cells, notes), "value", notes)
+
+
+def _counted(text: str, question: str) -> str | None:
+    """The count in ``15 years`` when the question asks how many years, else ``None``.
+
+    Up to three words may follow the number, each a word of the question (a plural
+    ``s`` aside), so only what the question counts is dropped.
+
+    Example:
+        >>> _counted("15 years.", "how many years had a price above 50?")
+        '15'
+        >>> _counted("15 km", "how many years?"), _counted("15 years", "which year?")
+        (None, None)
+    """
+    found = _COUNTED.fullmatch(text.rstrip(_TRAILING))
+    if found is None or not asks_count(question):
+        return None
+    asked = {w.removesuffix("s") for w in words(question)}
+    if all(w.removesuffix("s") in asked for w in words(found["unit"])):
+        return found["number"]
+    return None
 
 
 def _may_change(text: str) -> bool:

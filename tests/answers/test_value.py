@@ -117,3 +117,20 @@ def test_a_cell_with_many_words_is_not_a_sentence() -> None:
     note = "The bird was seen twice on the northern shore of the island."
     cells = TableCells(Table.from_records(["note"], [[note]]))
     assert normalise_item(note, cells, "what note?").shape == "value"
+
+
+@SETTINGS
+@given(st.integers(0, 10**6), st.sampled_from(["days", "day", "rainy days", "years"]),
+       st.sampled_from(["", ".", "!"]))  # fmt: skip
+def test_a_count_followed_by_what_it_counts_is_the_count(n: int, unit: str, mark: str) -> None:
+    question = "how many rainy days or years were there?"
+    item = normalise_item(f"{n} {unit}{mark}", None, question)
+    assert (item.text, item.shape) == (str(n), "value") and scalar(item.text).value == n
+
+
+def test_only_what_the_question_counts_is_dropped_after_a_count() -> None:
+    cells = TableCells(Table.from_records(["span"], [["15 years"]]))
+    assert normalise_item("15 km", None, "how many years?").text == "15 km"
+    assert normalise_item("15 years", None, "which years?").text == "15 years"
+    assert normalise_item("15 years", cells, "how many years?").text == "15 years"  # a cell
+    assert normalise_item("15 years ago today", None, "how many years?").text != "15"

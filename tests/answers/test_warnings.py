@@ -68,6 +68,8 @@ def test_the_reduced_values_of_suspect_answers() -> None:
 
 RIGHT = [
     ("how many days had snow?", SNOW, " 3", True),
+    ("how many days had snow?", SNOW, " 3 days", True),
+    ("how many days had snow?", SNOW, " 3 snow days.", True),
     ("which weather was the most common?", GROUP, " snow", True),
     ("how many days were rainy?", GROUP, " 2", True),
     ("what was the total mm on snow days?", SNOW, " 9.4", True),
@@ -101,3 +103,10 @@ def test_a_check_that_fails_leaves_the_prediction_and_says_so(
     prediction = Prediction(answer="snow")
     assert prediction.answer == "snow" and prediction.warnings == []
     assert prediction.evidence and "could not be checked (RuntimeError)" in prediction.evidence.how
+
+
+@pytest.mark.parametrize("answer", [" 15 days", " 15 snow days.", " 1 day"])
+def test_a_wrong_count_with_what_it_counts_is_still_a_count_mismatch(answer: str) -> None:
+    wrong = run_chain(WEATHER, "how many days had snow?", SNOW, answer, large=True)
+    assert codes(wrong) == ["count_mismatch"]
+    assert wrong.value is not None and wrong.value.type == "number"
