@@ -69,18 +69,8 @@ def diff_tables(before: TableDict, after: TableDict) -> TableDiff:
     new_idx = [new_header.index(c) for c in common]
     old_keys = [tuple(row_cell(r, i) for i in old_idx) for r in before["rows"]]
     new_keys = [tuple(row_cell(r, i) for i in new_idx) for r in after["rows"]]
-    pool = Counter(old_keys)
-    for pos, key in enumerate(new_keys):
-        if pool[key] > 0:
-            pool[key] -= 1
-        else:
-            diff.added_rows.add(pos)
-    remaining = Counter(new_keys)
-    for pos, key in enumerate(old_keys):
-        if remaining[key] > 0:
-            remaining[key] -= 1
-        else:
-            diff.dropped_rows.add(pos)
+    diff.added_rows |= _unmatched(new_keys, old_keys)
+    diff.dropped_rows |= _unmatched(old_keys, new_keys)
     diff.reordered = not diff.added_rows and not diff.dropped_rows and old_keys != new_keys
     return diff
 
@@ -88,3 +78,15 @@ def diff_tables(before: TableDict, after: TableDict) -> TableDiff:
 def row_cell(row: Sequence[str], index: int) -> str:
     """The cell at ``index`` of a row; empty past its end."""
     return row[index] if index < len(row) else ""
+
+
+def _unmatched(keys: list[tuple[str, ...]], others: list[tuple[str, ...]]) -> set[int]:
+    """Positions of ``keys`` left over once each of ``others`` has matched one equal key."""
+    pool = Counter(others)
+    left = set()
+    for pos, key in enumerate(keys):
+        if pool[key] > 0:
+            pool[key] -= 1
+        else:
+            left.add(pos)
+    return left
