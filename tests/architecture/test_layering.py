@@ -13,7 +13,8 @@ import pytest
 
 EVERYTHING = {
     "errors", "registry", "old_paths", "lazy_names", "table", "operations", "datasets", "llm",
-    "prompts", "sandbox", "trace", "metrics", "tools", "methods", "evaluate", "api", "cli",
+    "prompts", "sandbox", "answers", "trace", "metrics", "tools", "methods", "evaluate", "api",
+    "cli",
 }  # fmt: skip
 
 # part -> the parts it may import (besides itself)
@@ -29,15 +30,16 @@ ALLOWED: dict[str, set[str]] = {
     "llm": {"errors", "registry", "lazy_names"},
     "prompts": {"errors"},
     "sandbox": {"errors", "registry", "table"},
-    "trace": {"errors", "table", "llm"},
+    "answers": {"errors", "table", "operations", "sandbox"},
+    "trace": {"errors", "table", "llm", "answers"},
     "metrics": {"errors", "registry", "datasets"},
     "tools": {
-        "errors", "registry", "table", "operations", "sandbox", "llm", "prompts", "trace",
-        "datasets",
+        "errors", "registry", "table", "operations", "sandbox", "llm", "prompts", "answers",
+        "trace", "datasets",
     },
     "methods": EVERYTHING - {"evaluate", "cli", "api"},
     "evaluate": EVERYTHING - {"cli", "api"},
-    "api": {"errors", "table", "llm", "methods", "trace", "datasets"},
+    "api": {"errors", "table", "llm", "methods", "answers", "trace", "datasets"},
     "cli": EVERYTHING,
 }
 

@@ -150,6 +150,7 @@ class ProgramOfThought(TableMethod):
                 f"{self.name} takes no options {sorted(options)}; it knows title, unit, choices"
             )
         trace = Trace(method=self.name, question=question)
+        trace.add(TraceStep(kind="input", name="table", table=table))
 
         def generate(temperature: float, feedback: str | None) -> str:
             text = self.prompt(
