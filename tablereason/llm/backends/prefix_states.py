@@ -23,7 +23,7 @@ evaluated in the same batches as a fresh evaluation would use, and the completio
 same, bit for bit. The cost is at most ``step - 1`` shared tokens evaluated again.
 
 **Bounded.** Saved states are kept least recently used first within ``budget_bytes``
-(a state costs about 18.5 kB per token for Gemma 3 270M); one larger than the whole
+(a state costs about 13.3 kB per token for Gemma 3 270M); one larger than the whole
 budget is not kept.
 
 Example:
