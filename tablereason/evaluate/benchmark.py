@@ -161,6 +161,18 @@ def _undo(folder: Path, fresh: bool, had: set[str]) -> None:
             folder.rmdir()  # only when empty: anything else there stays
 
 
+def _workers_for(llm: LLM, concurrency: int) -> None:
+    """Let the embedded model answer ``concurrency`` requests at once, a context each.
+
+    It loads them as the examples contend for them, within its memory budget (see
+    :mod:`tablereason.llm.backends.context_pool`); a server needs nothing.
+    """
+    from tablereason.llm.backends.embedded import LocalLlama
+
+    if isinstance(llm, LocalLlama) and concurrency > llm.workers:
+        llm.workers = concurrency
+
+
 def _method_for(
     spec: BenchmarkSpec, llm: LLM | None, progress: bool
 ) -> tuple[Method, ServerWatch, LLM, str, dict[str, Any]]:
@@ -183,6 +195,7 @@ def _method_for(
                 threads=spec.threads,
                 quiet=not progress,
             )
+            _workers_for(bare, spec.concurrency)
         watch = ServerWatch(bare)
         model: LLM = ReplayClock(
             resolve_llm(
@@ -351,9 +364,7 @@ def run_benchmark(
     return _merged_summary(merged, parts)
 
 
-def _shard_hooks(
-    shared: bool, stop: threading.Event, on_step: StepHook | None
-) -> dict[str, Any]:
+def _shard_hooks(shared: bool, stop: threading.Event, on_step: StepHook | None) -> dict[str, Any]:
     """What shard tasks on threads share with this process: the stop event, the hook."""
     return {"stop": stop, "on_step": on_step} if shared else {}
 

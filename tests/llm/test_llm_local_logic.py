@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-import types
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from llama_stand_in import StandInLlama, install
 
 from tablereason.llm import (
     ConstraintViolationError,
@@ -21,34 +20,16 @@ from tablereason.llm import (
 from tablereason.llm.constraints import slot_grammar
 
 
-class FakeLlama:
-    """Mimics the parts of llama_cpp.Llama that LocalLlama uses."""
+class FakeLlama(StandInLlama):
+    """The stand-in llama_cpp.Llama, answering with its seed (or a grammar's slot)."""
 
-    instances: ClassVar[list[FakeLlama]] = []
-
-    def __init__(self, model_path: str, n_ctx: int, **kwargs: Any) -> None:
-        self.path, self._n_ctx, self.kwargs = model_path, n_ctx, kwargs
-        self.metadata: dict[str, str] = {}
-        self.calls: list[tuple[str, dict[str, Any]]] = []
-        FakeLlama.instances.append(self)
-
-    def n_ctx(self) -> int:
-        return self._n_ctx
-
-    def tokenize(self, text: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
-        return [1] * (len(text.split()) + int(add_bos))
-
+    instances: ClassVar[list[StandInLlama]] = []
     slot = "Wins"  # what a grammar makes it write ("" ignores grammars)
 
-    def create_completion(self, prompt: str, **options: Any) -> dict[str, Any]:
-        self.calls.append((prompt, options))
-        text = f"sample-{options['seed']}"
+    def reply(self, options: dict[str, Any]) -> str:
         if options.get("grammar") is not None and self.slot:
-            text = self.slot
-        return {
-            "choices": [{"text": text, "finish_reason": "stop", "logprobs": None}],
-            "usage": {"prompt_tokens": len(prompt.split()) + 1, "completion_tokens": 2},
-        }
+            return self.slot
+        return f"sample-{options['seed']}"
 
     def create_chat_completion(self, messages: list[dict[str, str]], **options: Any) -> Any:
         self.calls.append(("<chat>", options))
@@ -71,11 +52,7 @@ class FakeGrammar:
 
 @pytest.fixture
 def fake_llama(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    module = types.ModuleType("llama_cpp")
-    module.Llama = FakeLlama  # type: ignore[attr-defined]
-    module.LlamaGrammar = FakeGrammar  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "llama_cpp", module)
-    FakeLlama.instances.clear()
+    install(monkeypatch, FakeLlama, FakeGrammar)
     model = tmp_path / "tiny.gguf"
     model.write_bytes(b"GGUF")
     return model

@@ -8,14 +8,13 @@ that replies with text are never asked again, and that the embedded backend mend
 
 from __future__ import annotations
 
-import sys
-import types
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from llama_stand_in import StandInLlama, install
 
 from tablereason.llm import LocalLlama, Request
 from tablereason.llm.backends.stops import (
@@ -94,19 +93,14 @@ def test_only_the_emptied_choices_of_several_are_replaced() -> None:
     assert usage is not None and usage.completion_tokens == 4
 
 
-class _NewlineLlama:
+class _NewlineLlama(StandInLlama):
     """A llama_cpp.Llama stand-in whose completions open with a newline; stops cut at 0."""
 
+    instances: ClassVar[list[StandInLlama]] = []
+
     def __init__(self, model_path: str, n_ctx: int, **kwargs: Any) -> None:
-        self._n_ctx = n_ctx
-        self.metadata: dict[str, str] = {}
+        super().__init__(model_path, n_ctx, **kwargs)
         self.stops: list[list[str]] = []
-
-    def n_ctx(self) -> int:
-        return self._n_ctx
-
-    def tokenize(self, text: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
-        return [1] * (len(text.split()) + int(add_bos))
 
     def create_completion(self, prompt: str, **options: Any) -> dict[str, Any]:
         self.stops.append(list(options["stop"]))
@@ -120,9 +114,7 @@ class _NewlineLlama:
 def test_the_embedded_backend_mends_a_reply_emptied_by_a_line_stop(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    module = types.ModuleType("llama_cpp")
-    module.Llama = _NewlineLlama  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "llama_cpp", module)
+    install(monkeypatch, _NewlineLlama)
     model = tmp_path / "tiny.gguf"
     model.write_bytes(b"GGUF")
     llm = LocalLlama(model, n_ctx=64, n_threads=1)

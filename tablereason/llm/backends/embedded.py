@@ -8,6 +8,11 @@ marker, a stop string or three quarters of the token limit (the last quarter is 
 the slot); then the marker, and the slot under the slot's grammar (llama.cpp keeps the
 evaluated prompt, so the second step evaluates only the new tokens). The reply therefore
 always holds the marker. Requests through the chat template use one grammar for the whole reply.
+
+Each request's prompt starts from the longest exact beginning the model already evaluated,
+in the context or in a saved prefix state (:mod:`~tablereason.llm.backends.llama_context`),
+and with ``workers > 1`` several requests run at once, one context each
+(:mod:`~tablereason.llm.backends.context_pool`).
 """
 
 from __future__ import annotations
@@ -20,8 +25,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tablereason.errors import ConfigurationError, LLMError, MissingDependencyError
+from tablereason.llm.backends.context_pool import DEFAULT_MEMORY_MB, ContextPool
 from tablereason.llm.backends.enforcement import Enforcement
+from tablereason.llm.backends.llama_context import ModelContext, ReuseStats
 from tablereason.llm.backends.model_files import LOCAL_INSTALL, default_model_path
+from tablereason.llm.backends.prefix_states import DEFAULT_BUDGET_MB, PrefixStore
 from tablereason.llm.backends.registry import AUTO, BACKENDS, LOCAL_MODEL, ModelSpec
 from tablereason.llm.backends.stops import mend_blank_stops
 from tablereason.llm.base import (
@@ -87,12 +95,22 @@ class LocalLlama(SyncLLM):
     """A GGUF model run in-process by llama-cpp-python (default: Gemma 3 270M).
 
     The model loads on the first request, so building the backend is free (offline
-    replay never loads it). One lock serialises all calls. ``n > 1`` is answered by
-    ``n`` seeded samples (``seed``, ``seed + 1``, ...); llama.cpp keeps the evaluated
-    prompt, so later samples, and later calls that share a prefix, only evaluate the
-    new tokens. Usage is counted by the model's tokenizer: the prompt once, completion
-    tokens summed over the choices (as OpenAI counts). With ``temperature == 0`` all
-    choices are the same greedy answer, generated once.
+    replay never loads it). ``n > 1`` is answered by ``n`` seeded samples (``seed``,
+    ``seed + 1``, ...) that share the evaluated prompt. Usage is counted by the model's
+    tokenizer: the prompt once, completion tokens summed over the choices (as OpenAI
+    counts). With ``temperature == 0`` all choices are the same greedy answer, generated
+    once.
+
+    **Reuse.** A prompt starts from the longest beginning already evaluated, in the
+    context or in a saved state of a prompt prefix its call site's recent prompts
+    share, cut at a multiple of ``n_batch`` so that the completion is the one a fresh
+    evaluation gives (see :mod:`~tablereason.llm.backends.prefix_states`). Saved states
+    take at most ``state_budget_mb``.
+
+    **Concurrency.** One context answers one request at a time; with ``workers > 1``
+    up to that many contexts (a model each, the file's pages shared) answer at once,
+    loaded as requests contend for them, within ``memory_budget_mb`` and no more than
+    ``n_threads``. The threads are shared among the contexts busy at the time.
 
     Chat requests use the model's chat template when its GGUF has one; otherwise (the
     default Gemma 3 270M base model) the messages are joined into one prompt with
@@ -102,13 +120,21 @@ class LocalLlama(SyncLLM):
     Args:
         model_path: A GGUF file; defaults to the packaged Gemma 3 270M (assembled once).
         n_ctx: Context window in tokens (``--n-ctx``).
-        n_threads: CPU threads (``--threads``); defaults to :func:`default_threads` at
-            load time.
-        n_batch: Prompt tokens evaluated per batch.
+        n_threads: CPU threads (``--threads``) for all contexts together; defaults to
+            :func:`default_threads` at load time.
+        n_batch: Prompt tokens evaluated per batch, also the step at which prompt
+            beginnings are reused.
         seed: Sampling seed used when a request has none.
         chat: ``"auto"`` (template if the model has one), ``"template"`` or ``"text"``.
         logits_all: Keep logits of every position (needed for log-probabilities).
         verbose: Let llama.cpp print its logs.
+        reuse: Reuse evaluated prompt beginnings (False: every prompt is evaluated from
+            its first token).
+        state_budget_mb: Memory for saved prefix states (MB).
+        workers: Contexts that may answer at once (``tablereason eval`` sets its
+            concurrency).
+        memory_budget_mb: Memory the contexts may take together, beyond the shared
+            model file (MB).
 
     Example:
         >>> llm = LocalLlama("model.gguf")  # nothing is loaded yet
@@ -124,11 +150,15 @@ class LocalLlama(SyncLLM):
         *,
         n_ctx: int = 8192,
         n_threads: int | None = None,
-        n_batch: int = 512,
+        n_batch: int = 128,
         seed: int = 0,
         chat: Literal["auto", "template", "text"] = "auto",
         logits_all: bool = False,
         verbose: bool = False,
+        reuse: bool = True,
+        state_budget_mb: float = DEFAULT_BUDGET_MB,
+        workers: int = 1,
+        memory_budget_mb: float | None = DEFAULT_MEMORY_MB,
     ) -> None:
         self.model_path = Path(model_path) if model_path is not None else None
         self.model = self.model_path.stem if self.model_path else "gemma-3-270m-q4_k_m"
@@ -139,10 +169,42 @@ class LocalLlama(SyncLLM):
         self.chat = chat
         self.logits_all = logits_all
         self.verbose = verbose
-        self._lock = threading.Lock()
-        self._llama: Any = None
+        self.reuse = reuse
+        self.prefixes = PrefixStore(int(state_budget_mb * 1e6), step=n_batch) if reuse else None
+        """The saved prefix states (None with ``reuse=False``)."""
+        budget = None if memory_budget_mb is None else int(memory_budget_mb * 1e6)
+        self._pool = ContextPool(
+            self._new_context,
+            workers=workers,
+            memory_budget_bytes=budget,
+            cap=lambda: int(self.n_threads or default_threads()),
+        )
+        self._lock = threading.Lock()  # loading, and the grammars
         self._grammars: dict[str, Any] = {}
         self.enforcement = Enforcement("the embedded model")
+
+    @property
+    def workers(self) -> int:
+        """Contexts that may answer at once (settable)."""
+        return self._pool.workers
+
+    @workers.setter
+    def workers(self, count: int) -> None:
+        if count < 1:
+            raise ConfigurationError(f"workers must be at least 1, got {count}")
+        self._pool.workers = count
+
+    def reuse_stats(self) -> ReuseStats:
+        """Prompt tokens sent and evaluated, and where the rest came from, over all contexts.
+
+        Example:
+            >>> LocalLlama("model.gguf").reuse_stats().prompts
+            0
+        """
+        total = ReuseStats()
+        for context in self._pool.contexts():
+            total = total + context.stats
+        return total
 
     @property
     def capabilities(self) -> Capabilities:
@@ -155,29 +217,28 @@ class LocalLlama(SyncLLM):
 
     def load(self) -> Any:
         """Load the model now (it otherwise loads on the first request); returns the Llama."""
-        with self._lock:
-            return self._load()
+        return self._pool.first().llama
 
-    def _load(self) -> Any:
-        if self._llama is None:
-            llama_cpp = _llama_cpp()
-            path = self.model_path or default_model_path()
+    def _new_context(self) -> ModelContext:
+        llama_cpp = _llama_cpp()
+        path = self.model_path or default_model_path()
+        with self._lock:
             if self.n_threads is None:
                 self.n_threads = default_threads()
-            if not Path(path).is_file():
-                raise LLMError(f"no GGUF model file at {path}; pass an existing model_path=")
-            self._llama = llama_cpp.Llama(
-                model_path=str(path),
-                n_ctx=self.n_ctx,
-                n_threads=self.n_threads,
-                n_threads_batch=self.n_threads,
-                n_batch=self.n_batch,
-                seed=self.seed,
-                logits_all=self.logits_all,
-                verbose=self.verbose,
-            )
-            self.n_ctx = int(self._llama.n_ctx())
-        return self._llama
+        if not Path(path).is_file():
+            raise LLMError(f"no GGUF model file at {path}; pass an existing model_path=")
+        llama = llama_cpp.Llama(
+            model_path=str(path),
+            n_ctx=self.n_ctx,
+            n_threads=self.n_threads,
+            n_threads_batch=self.n_threads,
+            n_batch=self.n_batch,
+            seed=self.seed,
+            logits_all=self.logits_all,
+            verbose=self.verbose,
+        )
+        self.n_ctx = int(llama.n_ctx())
+        return ModelContext(llama, self.prefixes, reuse=self.reuse, threads=self.n_threads)
 
     def _has_template(self, llama: Any) -> bool:
         return bool(llama.metadata.get("tokenizer.chat_template"))
@@ -186,10 +247,6 @@ class LocalLlama(SyncLLM):
         if request.messages is None or self.chat == "text":
             return False
         return self.chat == "template" or self._has_template(llama)
-
-    def _count_prompt(self, llama: Any, request: Request) -> int:
-        text = request.as_text()
-        return len(llama.tokenize(text.encode("utf-8"), add_bos=True, special=True))
 
     def complete(self, request: Request) -> Completion:
         """Answer one request with ``request.n`` seeded samples.
@@ -222,9 +279,10 @@ class LocalLlama(SyncLLM):
 
     def _complete(self, request: Request) -> Completion:
         started = time.perf_counter()
-        with self._lock:
-            llama = self._load()
-            prompt_tokens = self._count_prompt(llama, request)
+        with self._pool.context() as context:
+            llama = context.llama
+            tokens = llama.tokenize(request.as_text().encode("utf-8"), add_bos=True, special=True)
+            prompt_tokens = len(tokens)
             if prompt_tokens >= self.n_ctx:
                 raise ContextLengthError(
                     f"the prompt has {prompt_tokens} tokens but the context window is "
@@ -233,6 +291,11 @@ class LocalLlama(SyncLLM):
             max_tokens = min(request.max_tokens, self.n_ctx - prompt_tokens)
             base_seed = self.seed if request.seed is None else request.seed
             use_template = self._use_template(request, llama)
+            context.share_threads(int(self.n_threads or 1), self._pool.busy)
+            if use_template:  # the template's tokens are not known here: no saved states
+                context.start_unknown()
+            else:
+                context.start(tokens, request.call_site)
             # greedy decoding gives every choice the same answer: generate it once
             samples = 1 if request.temperature == 0 else request.n
             raws = [
@@ -258,13 +321,14 @@ class LocalLlama(SyncLLM):
 
     def _grammar(self, gbnf: str) -> Any:
         """The ``LlamaGrammar`` of a GBNF text (the last :data:`GRAMMARS_KEPT` are kept)."""
-        grammar = self._grammars.pop(gbnf, None)
-        if grammar is None:
-            grammar = _llama_cpp().LlamaGrammar.from_string(gbnf, verbose=self.verbose)
-        self._grammars[gbnf] = grammar  # most recently used last
-        while len(self._grammars) > GRAMMARS_KEPT:
-            del self._grammars[next(iter(self._grammars))]
-        return grammar
+        with self._lock:
+            grammar = self._grammars.pop(gbnf, None)
+            if grammar is None:
+                grammar = _llama_cpp().LlamaGrammar.from_string(gbnf, verbose=self.verbose)
+            self._grammars[gbnf] = grammar  # most recently used last
+            while len(self._grammars) > GRAMMARS_KEPT:
+                del self._grammars[next(iter(self._grammars))]
+            return grammar
 
     def _sample(
         self, llama: Any, request: Request, use_template: bool, max_tokens: int, seed: int
