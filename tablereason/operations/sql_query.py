@@ -11,10 +11,8 @@ storage), so a repeated query on a table sends only the query text. Limits
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 from sqlglot import exp
@@ -30,7 +28,8 @@ from tablereason.table.sqlengine import (
     with_seconds,
 )
 from tablereason.table.sqlguard import SQLGuardError, check_select, render
-from tablereason.table.storage import ident, to_text
+from tablereason.table.storage import to_text
+from tablereason.table.typed_frame import table_data, table_key
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table.value import Table
@@ -89,33 +88,11 @@ def _statement(query: str, max_rows: int, max_chars: int) -> str:
 
 
 def _input(table: Table) -> TableInput:
-    """The table as the worker's ``t``: its display names and text cells, keyed by storage."""
-    kernel = table.kernel
-    digest = hashlib.blake2b(digest_size=16)
-    digest.update(repr((kernel.base, [(c.name, c.source, c.field) for c in kernel.refs])).encode())
-    if kernel.row_order is not None:
-        digest.update(kernel.row_order.tobytes())
-    n_cells = table.num_rows * len(kernel.refs)
-    return TableInput(TABLE_NAME, lambda: _data(table), key=digest.hexdigest(), cells=n_cells)
-
-
-def _data(table: Table) -> dict[str, Any]:
-    kernel = table.kernel
-    names = [c.name for c in kernel.refs]
-    if not names:
-        raise SQLError("the table has no columns to query")
-    cells = kernel.cells()
-    columns: Sequence[Any]
-    if cells is not None:
-        columns = [[row[i] for row in cells] for i in range(len(names))]
-    else:
-        with kernel.scan() as scan:
-            query = scan.select(
-                *(exp.alias_(scan.cell(n), ident(f"c{i}")) for i, n in enumerate(names))
-            ).order_by(scan.pos, copy=False)
-            arrays = kernel.store.fetch_numpy(query)
-        columns = [arrays[f"c{i}"] for i in range(len(names))]
-    return {"columns": names, "cells": columns}
+    """The table as the worker's ``t``: its text cells and typed view, keyed by storage."""
+    n_cells = table.num_rows * len(table.kernel.refs)
+    return TableInput(
+        TABLE_NAME, lambda: table_data(table, TABLE_NAME), key=table_key(table), cells=n_cells
+    )
 
 
 __all__ = ["SQLLimits", "SqlArgs", "sql_query"]

@@ -28,6 +28,8 @@ from tablereason.table.sqlengine import (
     execute,
 )
 from tablereason.table.sqlguard import SQLGuardError, check_select, render
+from tablereason.table.typed_frame import table_data, table_key
+from tablereason.table.value import Table
 
 __all__ = [
     "DEFAULT_TABLE_NAME",
@@ -82,19 +84,35 @@ def check_query(query: str, table_names: list[str]) -> exp.Query:
     return check_select(query, table_names)
 
 
-def _as_frames(tables: Any) -> dict[str, Any]:
+def _inputs(tables: Any) -> list[TableInput]:
+    """What the worker is sent: a Table as its text and typed view, a frame as it is."""
     if not isinstance(tables, Mapping):
         tables = {DEFAULT_TABLE_NAME: tables}
-    frames: dict[str, Any] = {}
-    for name, table in tables.items():
+    inputs: list[TableInput] = []
+    for key, table in tables.items():
+        name = str(key)
+        if isinstance(table, Table):
+            inputs.append(
+                TableInput(
+                    name,
+                    _typed(table, name),
+                    key=table_key(table),
+                    cells=table.num_rows * len(table.columns),
+                )
+            )
+            continue
         frame = table.to_pandas() if hasattr(table, "to_pandas") else table
         if not (hasattr(frame, "columns") and hasattr(frame, "iloc")):
             raise ConfigurationError(
-                f"table {name!r} must be a pandas DataFrame or have to_pandas(), "
+                f"table {name!r} must be a Table, a pandas DataFrame or have to_pandas(), "
                 f"not {type(table).__name__}"
             )
-        frames[str(name)] = frame
-    return frames
+        inputs.append(TableInput(name, _constant(frame), cells=frame.size))
+    return inputs
+
+
+def _typed(table: Table, name: str) -> Callable[[], Any]:
+    return lambda: table_data(table, name)
 
 
 def _constant(value: Any) -> Callable[[], Any]:
@@ -105,8 +123,9 @@ def run_sql(tables: Any, query: str, limits: SQLLimits | None = None) -> SQLResu
     """Check and run one SELECT over the given tables.
 
     Args:
-        tables: A mapping of name to table (pandas DataFrame or anything with
-            ``to_pandas()``), or one table, which is then called ``t``.
+        tables: A mapping of name to table (a :class:`~tablereason.table.Table`, whose
+            columns the query reads as their types with missing cells ``NULL``, a pandas
+            DataFrame or anything with ``to_pandas()``), or one table, then called ``t``.
         query: SQL text written by a model (DuckDB dialect).
         limits: Time, memory, thread, row and size limits.
 
@@ -133,11 +152,8 @@ def run_sql(tables: Any, query: str, limits: SQLLimits | None = None) -> SQLResu
         raise SQLGuardError(
             f"the query is longer than {limits.max_query_chars} characters; write a shorter one"
         )
-    frames = _as_frames(tables)
-    inner, sql = render(check_query(query, list(frames)), limits.max_rows)
-    inputs = [
-        TableInput(name, _constant(frame), cells=frame.size) for name, frame in frames.items()
-    ]
+    inputs = _inputs(tables)
+    inner, sql = render(check_query(query, [i.name for i in inputs]), limits.max_rows)
     started = time.perf_counter()
     columns, rows, truncated = execute(inputs, sql, limits)
     return SQLResult(
