@@ -28,9 +28,9 @@ from tablereason.operations.expression_bounds import (
     with_measured,
 )
 from tablereason.operations.row_expressions import Compiled, compile_expression
+from tablereason.table.kernel import RID, ident, new_name
 from tablereason.table.lineage import Step
 from tablereason.table.relation import Column, Computed, closure, result
-from tablereason.table.storage import RID, ident, new_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table.value import Table

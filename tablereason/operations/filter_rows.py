@@ -19,9 +19,9 @@ from tablereason.errors import SQLError
 from tablereason.operations.catalog import OperationArgs, operation
 from tablereason.operations.expression_bounds import check_bound, expression_limits
 from tablereason.operations.row_expressions import compile_expression
+from tablereason.table.kernel import POS, RID, ident, new_name
 from tablereason.table.lineage import Step
 from tablereason.table.relation import Column, Computed
-from tablereason.table.storage import POS, RID, ident, new_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table.value import Table

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from tablereason.operations.catalog import OperationArgs, operation
+from tablereason.table.kernel import RID, ident
 from tablereason.table.lineage import Step
-from tablereason.table.storage import RID, ident
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table.value import Table

@@ -7,7 +7,7 @@ turns that text into a safe DuckDB expression over the table's visible columns:
 1. :func:`parse_expression` refuses text that is too long, is not valid Unicode or is
    nested too deeply *before* sqlglot parses it (the parser recurses), parses one SQL
    expression (DuckDB dialect), passes it through
-   :func:`tablereason.table.sqlguard.check_select` (the guard of model-written SQL),
+   :func:`tablereason.sandbox.sql.guard.check_select` (the guard of model-written SQL),
    and through the allow-list of :mod:`tablereason.operations.expression_checks`;
 2. :func:`compile_expression` resolves every column reference against the table's
    visible columns (exact name, then case-insensitive, as :meth:`Table.column` does)
@@ -48,9 +48,9 @@ from sqlglot import exp
 from tablereason.errors import SQLError, UnknownColumnError
 from tablereason.operations.expression_bounds import Bound, Input, bound, expression_limits
 from tablereason.operations.expression_checks import TABLE_NAME, check_nodes
+from tablereason.sandbox.sql.guard import check_nesting, check_select
+from tablereason.table.kernel import DIALECT, Store, ident, table_ref
 from tablereason.table.relation import Column, slot
-from tablereason.table.sqlguard import check_nesting, check_select
-from tablereason.table.storage import DIALECT, Store, ident, table_ref
 from tablereason.table.types import ColumnType, column_types, typed_cell
 
 if TYPE_CHECKING:  # pragma: no cover

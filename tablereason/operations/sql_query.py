@@ -1,12 +1,12 @@
 """sql: one guarded, read-only SELECT over the table (named ``t``).
 
-The query text is checked by :func:`~tablereason.table.sqlguard.check_select` and
-runs in a SQL worker process (:mod:`tablereason.table.sqlengine`) that holds this
+The query text is checked by :func:`~tablereason.sandbox.sql.guard.check_select` and
+runs in a SQL worker process (:mod:`tablereason.sandbox.sql.engine`) that holds this
 table as ``t`` and nothing else: no other table of the process, no catalog of
 them, no file. The worker keeps the table between queries (keyed by its
 storage), so a repeated query on a table sends only the query text. Limits
 (memory, threads, rows, result size, query length) are
-:func:`~tablereason.table.sqlengine.table_sql_limits`; ``timeout_s`` is the time limit.
+:func:`~tablereason.sandbox.sql.engine.table_sql_limits`; ``timeout_s`` is the time limit.
 """
 
 from __future__ import annotations
@@ -19,16 +19,16 @@ from sqlglot import exp
 
 from tablereason.errors import SQLError
 from tablereason.operations.catalog import OperationArgs, operation
-from tablereason.table.lineage import Step
-from tablereason.table.sqlengine import (
+from tablereason.sandbox.sql.engine import (
     SQLLimits,
     TableInput,
     execute,
     table_sql_limits,
     with_seconds,
 )
-from tablereason.table.sqlguard import SQLGuardError, check_select, render
-from tablereason.table.storage import to_text
+from tablereason.sandbox.sql.guard import SQLGuardError, check_select, render
+from tablereason.table.kernel import to_text
+from tablereason.table.lineage import Step
 from tablereason.table.typed_frame import table_data, table_key
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -49,9 +49,9 @@ class SqlArgs(OperationArgs):
 def sql_query(table: Table, args: SqlArgs) -> Table:
     """Run ``args.query`` over the table (as ``t``) and return the result as a table.
 
-    The query is checked with :func:`~tablereason.table.sqlguard.check_select` and runs
+    The query is checked with :func:`~tablereason.sandbox.sql.guard.check_select` and runs
     in a SQL worker that holds only this table, under
-    :func:`~tablereason.table.sqlengine.table_sql_limits` and ``args.timeout_s``.
+    :func:`~tablereason.sandbox.sql.engine.table_sql_limits` and ``args.timeout_s``.
 
     Raises:
         SQLError: If the query is rejected, fails, runs too long, needs too much

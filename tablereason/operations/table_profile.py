@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from sqlglot import exp
 
+from tablereason.table.kernel import RID, ident
 from tablereason.table.relation import Scan
-from tablereason.table.storage import RID, ident
 from tablereason.table.types import (
     NUMBER_TYPES,
     ORDERED_TYPES,

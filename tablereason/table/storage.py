@@ -5,7 +5,7 @@ any data enters it: external access (files, network, extension loading) is
 disabled and the configuration is locked, with a memory limit and a thread
 count for a shared machine (:mod:`tablereason.table.database`). Data is loaded from
 Python objects, never from paths. Model-written SQL never runs here: it runs in
-a worker that holds only the table it was given (:mod:`tablereason.table.sqlengine`).
+a worker that holds only the table it was given (:mod:`tablereason.sandbox.sql.engine`).
 
 A :class:`Store` is one connection (a cursor on that database) with its own
 lock, shared by a source table and every table derived from it. Physical

@@ -1,7 +1,7 @@
 """A table as the SQL worker receives it: its text cells and the typed view over them.
 
 Model-written SQL runs in a worker process that holds only the tables it was given
-(:mod:`tablereason.table.sqlengine`). A table goes there as text columns ``c0, c1,
+(:mod:`tablereason.sandbox.sql.engine`). A table goes there as text columns ``c0, c1,
 ...`` (what the model is shown) and a ``SELECT`` that reads each as its column type
 (:mod:`tablereason.table.types`), so the query sees integers, decimals, dates and
 ``NULL`` for missing cells under the table's display names. :func:`table_key` says

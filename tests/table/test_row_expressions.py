@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from tablereason.errors import SQLError, TableReasonError, UnknownColumnError
 from tablereason.operations import row_expressions as R
+from tablereason.sandbox.sql.guard import SQLGuardError
 from tablereason.table import Table
-from tablereason.table.sqlguard import SQLGuardError
 from tablereason.table.types import SAMPLE_ROWS
 
 HEADER = ["day", "rain mm", "kind"]

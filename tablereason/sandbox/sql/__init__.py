@@ -5,7 +5,7 @@ SELECT, optionally with CTEs or set operations) that reads only the given
 tables and the CTEs in scope: no table functions, file paths or URLs, no other
 statements (ATTACH, COPY, INSTALL, LOAD, PRAGMA, SET...). What runs is the SQL
 regenerated from the checked tree, wrapped in a row limit, in a worker process
-(:mod:`tablereason.table.sqlengine`) that holds only these tables, on a connection
+(:mod:`tablereason.sandbox.sql.engine`) that holds only these tables, on a connection
 with external access disabled and the configuration locked, under a memory
 budget, a thread count and a time limit (:class:`SQLLimits`).
 """
@@ -20,14 +20,14 @@ from typing import Any
 from sqlglot import exp
 
 from tablereason.errors import ConfigurationError
-from tablereason.table.sqlengine import (
+from tablereason.sandbox.sql.engine import (
     SQLLimits,
     SQLResourceError,
     SQLTimeoutError,
     TableInput,
     execute,
 )
-from tablereason.table.sqlguard import SQLGuardError, check_select, render
+from tablereason.sandbox.sql.guard import SQLGuardError, check_select, render
 from tablereason.table.typed_frame import table_data, table_key
 from tablereason.table.value import Table
 
@@ -71,7 +71,7 @@ class SQLResult:
 def check_query(query: str, table_names: list[str]) -> exp.Query:
     """Parse ``query`` and check that it is one SELECT over ``table_names`` only.
 
-    The rules are those of :func:`tablereason.table.sqlguard.check_select`, shared with
+    The rules are those of :func:`tablereason.sandbox.sql.guard.check_select`, shared with
     :meth:`tablereason.Table.sql`.
 
     Raises:

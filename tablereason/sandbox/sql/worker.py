@@ -1,6 +1,6 @@
 """The worker process that runs model-written SQL, and the message framing both sides use.
 
-:mod:`tablereason.table.sqlengine` starts this file as ``python -I sqlworker.py`` with
+:mod:`tablereason.sandbox.sql.engine` starts this file as ``python -I sqlworker.py`` with
 an empty environment. The worker reads requests from stdin and writes replies
 to stdout, one length-prefixed pickle each, and imports only the standard
 library, DuckDB and pandas, so it runs without the package on its path.
