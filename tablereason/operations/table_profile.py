@@ -37,6 +37,7 @@ from tablereason.table.types import (
     ORDERED_TYPES,
     ColumnType,
     column_types,
+    missing,
     typed_cell,
 )
 
@@ -158,7 +159,7 @@ def _profile(table: Table, names: list[str], examples: int) -> dict[str, ColumnP
     with table.kernel.scan() as scan:
         for name in names:
             cell = scan.cell(name)
-            filled = exp.NEQ(this=exp.func("trim", cell.copy()), expression=exp.Literal.string(""))
+            filled = exp.Not(this=missing(cell))
             stats.append(filtered(exp.Count(this=exp.Literal.number(1)), filled))
             if big:
                 estimate = exp.func("approx_count_distinct", cell.copy())
@@ -214,7 +215,7 @@ def _first(table: Table, scan: Scan, name: str, limit: int) -> list[tuple[str, i
     the column; repeats among the first values are dropped, so fewer may come back.
     """
     cell = scan.cell(name)
-    filled = exp.NEQ(this=exp.func("trim", cell.copy()), expression=exp.Literal.string(""))
+    filled = exp.Not(this=missing(cell))
     query = (
         scan.select(exp.alias_(cell.copy(), "v"))
         .where(filled, copy=False)
@@ -234,7 +235,7 @@ def _top(
     column has no non-empty value.
     """
     cell = scan.cell(name)
-    filled = exp.NEQ(this=exp.func("trim", cell.copy()), expression=exp.Literal.string(""))
+    filled = exp.Not(this=missing(cell))
     count = exp.func("count", exp.Star())
     groups = exp.Window(this=exp.func("count", exp.Star()))
     query = (
@@ -271,7 +272,7 @@ def group_summary(
     # by a COUNT(DISTINCT) over every row, whose hash table costs each thread memory.
     with grouped.kernel.scan() as scan:
         value = scan.cell(grouped.columns[0])
-        filled = exp.NEQ(this=exp.func("trim", value.copy()), expression=exp.Literal.string(""))
+        filled = exp.Not(this=missing(value))
         count = exp.cast(scan.cell(grouped.columns[1]), exp.DataType.Type.BIGINT)
         query = scan.select(
             filtered(exp.Count(this=exp.Literal.number(1)), filled),

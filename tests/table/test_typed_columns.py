@@ -262,3 +262,20 @@ def test_python_and_duckdb_infer_alike(cells: list[str]) -> None:
         large = Table.from_records(["c"], [[c] for c in cells])
         assert large.types["c"] == small_type
         assert null_counts(large, ["c"]) == null_counts(small, ["c"])
+
+
+def test_the_large_table_view_shows_each_type_and_its_nulls(table: Table) -> None:
+    from tablereason.methods.chain_of_table.large_view import column_line
+    from tablereason.operations.table_profile import profile
+
+    summary = profile(table, examples=3)
+    n_missing = _missing(table)
+    for column in summary.columns:
+        assert column.type == EXPECTED[column.name]
+        assert column.missing == n_missing and column.filled == table.num_rows - n_missing
+        line = column_line(column)
+        assert line.startswith(f"column {column.name} : {column.type} ; {n_missing} null ; ")
+    empty = Table.from_records(["e", "n"], [["", "1"], [" ", "2"]])
+    lines = [column_line(c) for c in profile(empty).columns]
+    assert lines[0] == "column e : empty ; 2 null"
+    assert lines[1].startswith("column n : integer ; 2 distinct")  # no null: not said

@@ -45,12 +45,16 @@ _VECTOR = 2048
 _READER_MEMORY = "256MiB"
 
 
-def _reader() -> Any:
-    """A DuckDB connection for reading one source: one thread, bounded memory, no downloads."""
+def _reader(database: str = ":memory:") -> Any:
+    """A DuckDB connection for reading one source: one thread, bounded memory, no downloads.
+
+    A database file is opened read-only.
+    """
     import duckdb
 
     return duckdb.connect(
-        ":memory:",
+        database,
+        read_only=database != ":memory:",
         config={
             "threads": 1,
             "memory_limit": _READER_MEMORY,
@@ -122,16 +126,7 @@ def read_database(path: Path, table: str | None, caption: str | None) -> Table:
     import duckdb
 
     try:
-        conn = duckdb.connect(
-            str(path),
-            read_only=True,
-            config={
-                "threads": 1,
-                "memory_limit": _READER_MEMORY,
-                "autoinstall_known_extensions": False,
-                "autoload_known_extensions": False,
-            },
-        )
+        conn = _reader(str(path))
     except duckdb.Error as err:
         raise TableParseError(
             f"{path}: not a DuckDB or SQLite database ({str(err).splitlines()[0][:200]})"
