@@ -52,7 +52,10 @@ def test_run_sql_joins_typed_tables_and_sees_no_other() -> None:
         "FROM flights AS f JOIN airlines AS a ON f.carrier = a.carrier "
         "GROUP BY a.name ORDER BY n DESC",
     )
-    assert result.rows == [("United Air Lines Inc.", 2, 12, 2), ("American Airlines Inc.", 1, None, 0)]
+    assert result.rows == [
+        ("United Air Lines Inc.", 2, 12, 2),
+        ("American Airlines Inc.", 1, None, 0),
+    ]
     for query in (
         "SELECT * FROM secret",
         "SELECT * FROM t",
@@ -77,8 +80,7 @@ def test_text_to_sql_answers_a_join(tmp_path: Path) -> None:
     airlines = tmp_path / "airlines.csv"
     airlines.write_text("carrier,name\nUA,United Air Lines Inc.\nAA,American Airlines Inc.\n")
     llm, prompts = _scripted(
-        " a.name FROM flights AS f JOIN airlines AS a USING (carrier) "
-        "WHERE f.tailnum IS NULL;"
+        " a.name FROM flights AS f JOIN airlines AS a USING (carrier) WHERE f.tailnum IS NULL;"
     )
     prediction = tr.ask(
         {"flights": FLIGHTS, "airlines": str(airlines)},
