@@ -29,8 +29,8 @@ import pandas as pd
 
 from tablereason.errors import SQLError
 from tablereason.sandbox import SQLLimits, run_sql
+from tablereason.sandbox.sql.engine import set_table_sql_limits, worker_pids
 from tablereason.table import Table
-from tablereason.table.sqlengine import set_table_sql_limits, worker_pids
 
 LIMITS = SQLLimits(seconds=5.0, memory="256MB")
 CROSS = ", ".join(f"t t{i}" for i in range(22))

@@ -13,6 +13,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from typing import Any
 
 from tablereason.datasets.example import Example
@@ -21,9 +22,10 @@ from tablereason.llm.base import LLM
 from tablereason.llm.redaction import redact
 from tablereason.llm.resolve import resolve_llm
 from tablereason.methods.base import TableMethod
-from tablereason.methods.catalog import build_method
+from tablereason.methods.catalog import METHODS, build_method
 from tablereason.table.io.load import TableSource, load_table
 from tablereason.table.io.readers import DELIMITERS, sniff_delimiter
+from tablereason.table.named import TableSet
 from tablereason.table.value import Table
 from tablereason.trace.listen import StepCallback, following
 from tablereason.trace.record import Prediction, Trace, TraceStep
@@ -32,26 +34,30 @@ __all__ = ["DELIMITERS", "TableSource", "ask", "is_answered", "load_table", "sni
 
 
 def ask(
-    table: TableSource,
+    table: TableSource | Mapping[str, TableSource],
     question: str,
     method: str = "chain_of_table",
     llm: LLM | str | None = None,
     *,
     caption: str | None = None,
+    types: Mapping[str, str] | str | None = None,
     on_step: StepCallback | None = None,
     **options: Any,
 ) -> Prediction:
     """Answer a question about a table, keeping every intermediate table.
 
     Args:
-        table: A :class:`~tablereason.table.Table`, a pandas DataFrame, or the path of a
-            CSV, TSV, JSON or Excel-exported file (see :func:`load_table`).
+        table: A :class:`~tablereason.table.Table`, a DataFrame, Arrow data, or the path
+            of a table file (see :func:`load_table`); or several named tables,
+            ``{"flights": flights, "airlines": "airlines.csv"}``, for the methods that
+            take several (``text_to_sql``, ``program_of_thought``).
         question: The question (or, with ``task="tabfact"``, a statement to verify).
         method: A registered method name (``tablereason.methods.METHODS``).
         llm: An LLM object, a model spec (``"local"``, ``"gpt-4o-mini"``, a ``.gguf``
             path), or ``None`` for the environment's default (see
             :func:`tablereason.llm.default`).
         caption: Caption for a table read from a file or a DataFrame.
+        types: Column types for a table being loaded (see :func:`load_table`).
         on_step: Called with each :class:`~tablereason.trace.TraceStep` of the run as
             soon as it is complete, while the question is still being answered (see
             :func:`tablereason.trace.listen.following`, which also reports starts).
@@ -68,7 +74,9 @@ def ask(
         prediction's error says the table is empty.
 
     Raises:
-        ConfigurationError: For an empty question or options the method does not take.
+        ConfigurationError: For an empty question or options the method does not take,
+            or several tables for a method that takes one (the message names those
+            that take several).
         UnknownNameError: For an unknown method.
         TableParseError: For a file that cannot be read as a table.
 
@@ -85,7 +93,9 @@ def ask(
     """
     if not question or not question.strip():
         raise ConfigurationError("the question is empty; ask something about the table")
-    data = load_table(table, caption=caption)
+    if isinstance(table, Mapping):
+        return _ask_tables(table, question, method, llm, types, on_step, options)
+    data = load_table(table, caption=caption, types=types)
     model = llm if llm is not None and not isinstance(llm, str) else resolve_llm(llm)
     task = options.pop("task", "wikitq")
     built = build_method(method, model, task=task, **options)
@@ -105,6 +115,41 @@ def ask(
     inputs = [s.table for s in prediction.trace.steps if s.kind == "input" and s.table is not None]
     if inputs and inputs[0] is not data:  # the method read a copy (lower-cased, say)
         return prediction.checked(data)
+    return prediction
+
+
+def _ask_tables(
+    tables: Mapping[str, TableSource],
+    question: str,
+    method: str,
+    llm: LLM | str | None,
+    types: Mapping[str, str] | str | None,
+    on_step: StepCallback | None,
+    options: dict[str, Any],
+) -> Prediction:
+    """:func:`ask` over several named tables, for a method that takes several."""
+    several = [
+        n for n, spec in METHODS.items() if getattr(spec.factory, "takes_several_tables", False)
+    ]
+    spec = METHODS.get(method)
+    if not getattr(spec.factory, "takes_several_tables", False):
+        raise ConfigurationError(
+            f"{method} answers over one table, and {len(tables)} were given; the methods that "
+            f"take several tables are {', '.join(several)} (or ask about one table)"
+        )
+    data = TableSet(
+        {name: load_table(source, types=None if isinstance(source, Table) else types)
+         for name, source in tables.items()}
+    )  # fmt: skip
+    model = llm if llm is not None and not isinstance(llm, str) else resolve_llm(llm)
+    task = options.pop("task", "wikitq")
+    built = build_method(method, model, task=task, **options)
+    assert isinstance(built, TableMethod)  # every method that takes several tables is one
+    with following(on_step) if on_step is not None else contextlib.nullcontext():
+        prediction = built.run(data, question)  # type: ignore[arg-type]
+    if prediction.error is None and not is_answered(prediction.answer):
+        reason = _no_answer_reason(prediction.trace, method)
+        prediction = prediction.model_copy(update={"error": reason})
     return prediction
 
 

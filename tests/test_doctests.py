@@ -37,7 +37,7 @@ MUST_HAVE_EXAMPLES = {
     "tablereason.registry",
     "tablereason.table",
     "tablereason.table.formats",
-    "tablereason.table.sqlguard",
+    "tablereason.sandbox.sql.guard",
     *(f"tablereason.operations.{p.stem}" for p in (PACKAGE / "operations").glob("*.py")
       if p.stem not in ("__init__", "catalog")),
 }  # fmt: skip

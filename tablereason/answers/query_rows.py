@@ -3,7 +3,7 @@
 Text-to-SQL answers with the first column of its query's result, which says nothing
 about the rows it read. :func:`query_rows` runs the query once more in the SQL
 sandbox, rewritten to carry a row-number column of ``t`` through to its result
-(:func:`~tablereason.table.sql_rows.with_row_numbers`), and returns what the
+(:func:`~tablereason.sandbox.sql.rows.with_row_numbers`), and returns what the
 evidence needs: for each answered result row, the input rows it came from, and which
 input columns the answer's column and the conditions read. The method records it in
 its query step (``arguments["source_rows"]``); a query that cannot be followed (a
@@ -23,7 +23,7 @@ from typing import Any
 
 from tablereason.errors import SQLError
 from tablereason.sandbox.sql import SQLLimits, run_sql
-from tablereason.table.sql_rows import with_row_numbers
+from tablereason.sandbox.sql.rows import with_row_numbers
 
 MAX_ROW_NUMBERS = 10_000
 """Most input rows recorded for one result row (a count over more keeps the first)."""

@@ -24,8 +24,8 @@ import json
 import sys
 from typing import Any
 
-from tablereason.cli.exit_codes import EXIT_MODEL, EXIT_NO_ANSWER, EXIT_OK
-from tablereason.errors import TableParseError
+from tablereason.cli.exit_codes import EXIT_MODEL, EXIT_NO_ANSWER, EXIT_OK, EXIT_USAGE
+from tablereason.errors import ConfigurationError, TableParseError
 from tablereason.trace.terminal import visible, visible_json
 
 HIDDEN_HINT = "see every column with --html PAGE"
@@ -33,16 +33,72 @@ HIDDEN_HINT = "see every column with --html PAGE"
 
 
 def read_table(args: argparse.Namespace) -> Any:
-    """The table of ``ask``; a suffix of no format is refused in the command's words."""
+    """The table of ``ask``, or its named tables.
+
+    A suffix of no format is refused in the command's words.
+    """
     from tablereason.api import load_table
     from tablereason.table.io.readers import FORMATS, UnknownFormatError
 
+    given = list(getattr(args, "tables", None) or [])
+    named = [t for t in given if "=" in t]
+    database = [t for t in given if "=" not in t]
+    types = table_types(args)
+    if len(database) > 1 or (database and named):
+        raise ConfigurationError(
+            "give --table NAME once, for the table of a database file, or --table NAME=PATH "
+            "for each of several tables"
+        )
+    if named and args.table is not None:
+        raise ConfigurationError(
+            f"{args.table!r} was given as well as --table NAME=PATH; name every table with "
+            "--table NAME=PATH (a database's table as NAME=PATH with the table name first)"
+        )
+    if args.table is None and not named:  # one word given: argparse took it for the question
+        print(
+            "tablereason ask: error: give the table's path and the question (or --table "
+            "NAME=PATH for each table, then the question)",
+            file=sys.stderr,
+        )
+        raise SystemExit(EXIT_USAGE)
     try:
+        if named:
+            tables: dict[str, Any] = {}
+            for item in named:
+                name, _, path = item.partition("=")
+                if not name.strip() or not path.strip() or name.strip() in tables:
+                    raise ConfigurationError(
+                        f"--table {item!r}: write NAME=PATH with a name used once"
+                    )
+                tables[name.strip()] = load_table(
+                    path.strip(), delimiter=args.delimiter, format=args.format, types=types
+                )
+            return tables
         return load_table(
-            args.table, caption=args.caption, delimiter=args.delimiter, format=args.format
+            args.table,
+            caption=args.caption,
+            delimiter=args.delimiter,
+            format=args.format,
+            table=database[0] if database else None,
+            types=types,
         )
     except UnknownFormatError as error:
         raise TableParseError(error.message(f"--format {'|'.join(FORMATS)}")) from None
+
+
+def table_types(args: argparse.Namespace) -> dict[str, str] | str | None:
+    """The column types ``--type COLUMN=TYPE`` and ``--all-text`` ask for."""
+    if getattr(args, "all_text", False):
+        if getattr(args, "types", None):
+            raise ConfigurationError("give --all-text or --type COLUMN=TYPE, not both")
+        return "text"
+    types: dict[str, str] = {}
+    for item in getattr(args, "types", None) or []:
+        column, sep, kind = item.rpartition("=")
+        if not sep or not column:
+            raise ConfigurationError(f"--type {item!r}: write COLUMN=TYPE, e.g. zip=text")
+        types[column] = kind.strip()
+    return types or None
 
 
 def _model(args: argparse.Namespace) -> tuple[Any, Any]:

@@ -261,15 +261,42 @@ def build_parser() -> argparse.ArgumentParser:
         description="Answer a question about a table, printing each step as it completes.",
         epilog=_ASK_EPILOG,
     )
-    ask.add_argument("table", help="path of a .csv, .tsv, .json, .jsonl or .xlsx table")
+    ask.add_argument(
+        "table",
+        nargs="?",
+        help="path of a .csv, .tsv, .json, .jsonl, .xlsx, .parquet, .arrow, .duckdb or .sqlite "
+        "table (leave it out when every table is given with --table NAME=PATH)",
+    )
     ask.add_argument("question", help="the question (or, with --task tabfact, a statement)")
     ask.add_argument("--caption", help="table caption shown to the model")
     ask.add_argument("--delimiter", help="field separator (default: guessed)")
     ask.add_argument(
         "--format",
         metavar="FORMAT",
-        help="how to read the table file, whatever its suffix: csv, tsv, json, jsonl or xlsx "
-        "(default: from the suffix; a suffix that names no format is refused)",
+        help="how to read the table file, whatever its suffix: csv, tsv, json, jsonl, xlsx, "
+        "parquet, arrow or database (default: from the suffix; a suffix that names no format "
+        "is refused)",
+    )
+    ask.add_argument(
+        "--table",
+        dest="tables",
+        action="append",
+        metavar="NAME[=PATH]",
+        help="NAME: the table to read from a database file; NAME=PATH (repeatable): a table "
+        "called NAME, for methods that take several (text_to_sql, program_of_thought)",
+    )
+    ask.add_argument(
+        "--type",
+        dest="types",
+        action="append",
+        metavar="COLUMN=TYPE",
+        help="read COLUMN as TYPE (integer, decimal, boolean, date, timestamp, text) instead "
+        "of the type inferred or declared (repeatable)",
+    )
+    ask.add_argument(
+        "--all-text",
+        action="store_true",
+        help="keep every column as text (no column is read as a number or a date)",
     )
     ask.add_argument(
         "--task",

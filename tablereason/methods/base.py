@@ -69,6 +69,8 @@ class TableMethod(ABC):
     """
 
     name: ClassVar[str]
+    takes_several_tables: ClassVar[bool] = False
+    """Whether :meth:`answer` also takes a :class:`~tablereason.table.named.TableSet`."""
 
     def run(
         self, source: Example | Table, question: str | None = None, **options: Any

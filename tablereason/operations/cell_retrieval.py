@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from tablereason.operations.table_profile import TableProfile, filtered, profile
+from tablereason.table.kernel import POS, ident
 from tablereason.table.relation import Scan
-from tablereason.table.storage import POS, ident
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table.value import Table

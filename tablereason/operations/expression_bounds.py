@@ -40,9 +40,9 @@ from sqlglot import exp
 
 from tablereason.errors import ConfigurationError, SQLError
 from tablereason.operations.expression_checks import TEXT_TYPES
+from tablereason.sandbox.sql.limits import check_limits
 from tablereason.table.database import database_settings
 from tablereason.table.relation import Column, closure
-from tablereason.table.sqllimits import check_limits
 
 FIXED_BYTES = 32
 """Bytes counted for a value of fixed size (a number, a date, a boolean)."""

@@ -52,7 +52,8 @@ ROW_LEVEL_FUNCTIONS: tuple[str, ...] = (
     "Year", "Month", "Day", "DayOfWeek", "DayOfMonth", "DayOfYear", "Week", "Quarter", "Hour",
     "Minute", "Second", "Extract", "DateDiff", "TimestampTrunc", "DateTrunc", "Dayname",
     "Monthname", "Coalesce", "Nullif", "Greatest", "Least", "Abs", "Round", "Floor", "Ceil",
-    "Trunc", "Sqrt", "Ln", "Log", "Pow", "Sign", "IsNan",
+    "Trunc", "Sqrt", "Ln", "Log", "Pow", "Sign", "IsNan", "DateFromParts", "TimestampFromParts",
+    "TimeFromParts",
 )  # fmt: skip
 """sqlglot function classes a row expression may call: scalar functions whose result
 is at most about as large as their arguments, or (``replace``, ``regexp_replace``,
@@ -157,9 +158,10 @@ def _check_node(node: exp.Expr) -> None:
         if isinstance(node, exp.Func) and not isinstance(node, exp.Binary | exp.Unary):
             raise SQLError(
                 f"the function {_function_name(node)} is not allowed in a row expression; use "
-                "comparisons, arithmetic, CASE, CAST and text, date or number functions "
-                "(lower, trim, length, substring, replace, regexp_extract, contains, year, "
-                "month, strptime, date_diff, round, abs, coalesce)"
+                "comparisons, arithmetic, CASE, CAST, TRY_CAST and text, date or number "
+                "functions (lower, trim, length, substring, replace, regexp_extract, contains, "
+                "year, month, extract, make_date, make_timestamp, date_trunc, strftime, "
+                "strptime, date_diff, round, abs, coalesce, nullif)"
             )
         raise SQLError(
             f"{shown} is not allowed in a row expression; use comparisons, arithmetic, "

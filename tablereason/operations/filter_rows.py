@@ -23,9 +23,9 @@ from tablereason.operations.row_expressions import (
     parse_expression,
     resolve_columns,
 )
+from tablereason.table.kernel import POS, RID, ident, new_name
 from tablereason.table.lineage import Lineage, Refs, Step, cells_in, kept_cells
 from tablereason.table.relation import Column, Computed
-from tablereason.table.storage import POS, RID, ident, new_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table.value import Table

@@ -9,8 +9,8 @@ import numpy as np
 from sqlglot import exp
 
 from tablereason.operations.catalog import OperationArgs, operation
+from tablereason.table.kernel import RID, ident
 from tablereason.table.lineage import ROW, Lineage, Origin, Refs, Step
-from tablereason.table.storage import RID, ident
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table.value import Table

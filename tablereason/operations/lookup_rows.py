@@ -17,8 +17,8 @@ from sqlglot import exp
 
 from tablereason.errors import TableError
 from tablereason.operations.catalog import OperationArgs, operation
+from tablereason.table.kernel import RID
 from tablereason.table.lineage import Lineage, Refs, Step, kept_cells, parent_positions
-from tablereason.table.storage import RID
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table.value import Table

@@ -7,23 +7,22 @@ turns that text into a safe DuckDB expression over the table's visible columns:
 1. :func:`parse_expression` refuses text that is too long, is not valid Unicode or is
    nested too deeply *before* sqlglot parses it (the parser recurses), parses one SQL
    expression (DuckDB dialect), passes it through
-   :func:`tablereason.table.sqlguard.check_select` (the guard of model-written SQL),
+   :func:`tablereason.sandbox.sql.guard.check_select` (the guard of model-written SQL),
    and through the allow-list of :mod:`tablereason.operations.expression_checks`;
 2. :func:`compile_expression` resolves every column reference against the table's
    visible columns (exact name, then case-insensitive, as :meth:`Table.column` does)
-   and replaces it by an input slot read as the column's type (:func:`column_types`):
-   ``number`` columns compare as numbers, ``date`` and ``timestamp`` ones as dates,
-   text as text. The result is evaluated over a relation that holds those inputs and
-   nothing else (:mod:`tablereason.table.relation`), so no spelling, position or
-   error message reaches a column the table does not show: a column dropped upstream,
-   the row id, another table;
+   and replaces it by an input slot read as the column's type
+   (:func:`tablereason.table.types.column_types`): integers and decimals compare as
+   numbers, dates and timestamps as dates, booleans as booleans, text as text, and a
+   missing cell is ``NULL`` in every type. The result is evaluated over a relation
+   that holds those inputs and nothing else (:mod:`tablereason.table.relation`), so
+   no spelling, position or error message reaches a column the table does not show:
+   a column dropped upstream, the row id, another table;
 3. it also bounds what the expression can produce from the largest cell of each input
    (:mod:`tablereason.operations.expression_bounds`).
 
-Cells are text; a column counts as ``number`` (``date``, ``timestamp``) when every
-non-empty cell reads as one (thousands separators allowed in numbers). Empty cells
-of a typed column read as ``NULL``, and so does every cell of a column with no
-non-empty cell (``empty``), so any comparison with it is false.
+Cells are text; a column's type is declared at load or inferred from its cells
+(:mod:`tablereason.table.types`).
 
 Example:
     >>> from tablereason.table import Table
@@ -31,9 +30,9 @@ Example:
     >>> parse_expression('"snow cm" > 10').sql()
     '"snow cm" > 10'
     >>> sorted(column_types(t, ["day", "snow cm"]).items())
-    [('day', 'text'), ('snow cm', 'number')]
+    [('day', 'text'), ('snow cm', 'integer')]
     >>> compile_expression(t, '"snow cm" > 10').value.sql("duckdb")
-    'TRY_CAST(NULLIF(REPLACE(TRIM("i"."v0"), \',\', \'\'), \'\') AS DOUBLE) > 10'
+    'TRY_CAST(NULLIF(REPLACE(TRIM("i"."v0", \' \'), \',\', \'\'), \'\') AS BIGINT) > 10'
 """
 
 from __future__ import annotations
@@ -41,7 +40,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import sqlglot
 from sqlglot import exp
@@ -49,16 +48,13 @@ from sqlglot import exp
 from tablereason.errors import SQLError, UnknownColumnError
 from tablereason.operations.expression_bounds import Bound, Input, bound, expression_limits
 from tablereason.operations.expression_checks import TABLE_NAME, check_nodes
+from tablereason.sandbox.sql.guard import check_nesting, check_select
+from tablereason.table.kernel import DIALECT, Store, ident, table_ref
 from tablereason.table.relation import Column, slot
-from tablereason.table.sqlguard import check_nesting, check_select
-from tablereason.table.storage import DIALECT, Store, ident, table_ref
+from tablereason.table.types import ColumnType, column_types, typed_cell
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table.value import Table
-
-ColumnType = Literal["number", "date", "timestamp", "text", "empty"]
-SAMPLE_ROWS = 2000
-"""Rows read first to rule out column types before every row is checked."""
 
 _cell_bytes: weakref.WeakKeyDictionary[Store, dict[tuple[str, str], int]] = (
     weakref.WeakKeyDictionary()
@@ -154,90 +150,6 @@ def resolve_columns(table: Table, expression: exp.Expr) -> list[str]:
     return names
 
 
-def column_types(table: Table, names: Iterable[str]) -> dict[str, ColumnType]:
-    """The type each named column reads as, decided over every row in DuckDB.
-
-    The first :data:`SAMPLE_ROWS` rows rule out most types cheaply (one cell that
-    does not read as a number is enough); the type left for each column is then
-    checked over every row, so the result never depends on the sample.
-
-    Example:
-        >>> from tablereason.table import Table
-        >>> t = Table.from_records(["d", "n"], [["2012-01-01", "1,200"], ["", "3"]])
-        >>> column_types(t, ["d", "n"])
-        {'d': 'date', 'n': 'number'}
-    """
-    wanted = list(dict.fromkeys(table.column(n).name for n in names))
-    if not wanted:
-        return {}
-    everything: tuple[ColumnType, ...] = ("number", "date", "timestamp")
-    candidates = {name: everything for name in wanted}
-    types: dict[str, ColumnType] = {}
-    if table.num_rows > SAMPLE_ROWS:
-        sampled = _read_as(table, candidates, limit=SAMPLE_ROWS)
-        candidates = {}
-        for name, kinds in sampled.items():
-            if kinds == ():  # a filled cell of the sample reads as no type
-                types[name] = "text"
-            else:
-                candidates[name] = everything if kinds is None else kinds
-    found = _read_as(table, candidates, limit=None)
-    for name, fits in found.items():
-        types[name] = "empty" if fits is None else (fits[0] if fits else "text")
-    return {name: types[name] for name in wanted}
-
-
-def _read_as(
-    table: Table, candidates: dict[str, tuple[ColumnType, ...]], *, limit: int | None
-) -> dict[str, tuple[ColumnType, ...] | None]:
-    """For each column, the candidate types every non-empty cell reads as (in order).
-
-    ``None`` for a column without a non-empty cell. With ``limit``, only the first
-    ``limit`` rows (in storage order) are read.
-    """
-    if not candidates:
-        return {}
-    checks: list[exp.Expr] = []
-    layout: list[tuple[str, tuple[ColumnType, ...]]] = []
-    with table.kernel.scan() as scan:
-        names = list(candidates)
-        inner = scan.select(
-            *(exp.alias_(scan.cell(n), ident(f"v{i}")) for i, n in enumerate(names))
-        )
-        if limit is not None:
-            inner = inner.limit(limit, copy=False)
-        for i, name in enumerate(names):
-            cell = exp.func("trim", exp.column(ident(f"v{i}")))
-            filled = exp.NEQ(this=cell.copy(), expression=exp.Literal.string(""))
-            checks.append(_count_where(filled))
-            for kind in candidates[name]:
-                reads: exp.Expr = exp.Not(
-                    this=exp.Is(this=typed_cell(cell.copy(), kind), expression=exp.Null())
-                )
-                if kind == "date":  # DuckDB also reads '2010-01-01 10:00' as a date
-                    clock = exp.func("contains", cell.copy(), exp.Literal.string(":"))
-                    reads = exp.and_(reads, exp.Not(this=clock))
-                checks.append(_count_where(reads))
-            layout.append((name, candidates[name]))
-        query = exp.select(*checks).from_(
-            exp.Subquery(this=inner, alias=exp.TableAlias(this=ident("s")))
-        )
-        result = table.kernel.store.fetch(query)
-    counts = [int(c or 0) for c in result[0]] if result else [0] * len(checks)
-    out: dict[str, tuple[ColumnType, ...] | None] = {}
-    position = 0
-    for name, kinds in layout:
-        filled_n = counts[position]
-        read = counts[position + 1 : position + 1 + len(kinds)]
-        position += 1 + len(kinds)
-        out[name] = (
-            None
-            if not filled_n
-            else tuple(k for k, n in zip(kinds, read, strict=True) if n == filled_n)
-        )
-    return out
-
-
 @dataclass(frozen=True)
 class Compiled:
     """A row expression ready to run over a relation of its inputs.
@@ -284,7 +196,7 @@ def compile_expression(
         if isinstance(node, exp.Column):
             name = table.column(node.name).name
             kind = known[name]
-            return typed_cell(slot(names.index(name)), kind, trim=kind != "text")
+            return typed_cell(slot(names.index(name)), kind)
         return node
 
     try:
@@ -326,31 +238,6 @@ def input_bytes(table: Table, inputs: Iterable[Column]) -> list[int]:
     return [c.computed.max_bytes if c.computed is not None else known[c.key] for c in columns]
 
 
-def typed_cell(cell: exp.Expr, kind: ColumnType | str, *, trim: bool = False) -> exp.Expr:
-    """A cell expression read as ``kind`` (``NULL`` when it does not read as one).
-
-    ``trim`` drops surrounding spaces first (every typed read does; the type check
-    already trims).
-    """
-    if kind == "text":
-        return cell
-    if kind == "empty":
-        return exp.Null()
-    value = exp.func("trim", cell) if trim else cell
-    if kind == "number":
-        value = exp.func("replace", value, exp.Literal.string(","), exp.Literal.string(""))
-    target = {"number": "DOUBLE", "date": "DATE", "timestamp": "TIMESTAMP"}[kind]
-    empty = exp.Nullif(this=value, expression=exp.Literal.string(""))
-    return exp.TryCast(this=empty, to=exp.DataType.build(target))
-
-
-def _count_where(condition: exp.Expr) -> exp.Expr:
-    return exp.Filter(
-        this=exp.Count(this=exp.Literal.number(1)),
-        expression=exp.Where(this=condition),
-    )
-
-
 def quoted(name: str) -> str:
     """A column name as the model should write it in an expression.
 
@@ -367,3 +254,17 @@ def quoted(name: str) -> str:
     if isinstance(reparsed, exp.Column) and reparsed.name == name and name.islower():
         return bare
     return plain
+
+
+__all__ = [
+    "ColumnType",
+    "Compiled",
+    "column_types",
+    "compile_expression",
+    "input_bytes",
+    "parse_expression",
+    "quoted",
+    "referenced_columns",
+    "resolve_columns",
+    "typed_cell",
+]

@@ -14,8 +14,8 @@ import numpy as np
 from sqlglot import exp
 
 from tablereason.operations.catalog import OperationArgs, operation
+from tablereason.table.kernel import RID, fill, template
 from tablereason.table.lineage import KEPT, Step
-from tablereason.table.storage import RID, fill, template
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table.value import Table

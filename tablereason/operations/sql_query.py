@@ -1,20 +1,18 @@
 """sql: one guarded, read-only SELECT over the table (named ``t``).
 
-The query text is checked by :func:`~tablereason.table.sqlguard.check_select` and
-runs in a SQL worker process (:mod:`tablereason.table.sqlengine`) that holds this
+The query text is checked by :func:`~tablereason.sandbox.sql.guard.check_select` and
+runs in a SQL worker process (:mod:`tablereason.sandbox.sql.engine`) that holds this
 table as ``t`` and nothing else: no other table of the process, no catalog of
 them, no file. The worker keeps the table between queries (keyed by its
 storage), so a repeated query on a table sends only the query text. Limits
 (memory, threads, rows, result size, query length) are
-:func:`~tablereason.table.sqlengine.table_sql_limits`; ``timeout_s`` is the time limit.
+:func:`~tablereason.sandbox.sql.engine.table_sql_limits`; ``timeout_s`` is the time limit.
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import Field
@@ -22,17 +20,18 @@ from sqlglot import exp
 
 from tablereason.errors import SQLError
 from tablereason.operations.catalog import OperationArgs, operation
-from tablereason.table.lineage import ROW, Lineage, Origin, Refs, Step
-from tablereason.table.sql_rows import RowQuery, with_row_numbers
-from tablereason.table.sqlengine import (
+from tablereason.sandbox.sql.engine import (
     SQLLimits,
     TableInput,
     execute,
     table_sql_limits,
     with_seconds,
 )
-from tablereason.table.sqlguard import SQLGuardError, check_select, render
-from tablereason.table.storage import ident, to_text
+from tablereason.sandbox.sql.guard import SQLGuardError, check_select, render
+from tablereason.sandbox.sql.rows import RowQuery, with_row_numbers
+from tablereason.table.kernel import to_text
+from tablereason.table.lineage import ROW, Lineage, Origin, Refs, Step
+from tablereason.table.typed_frame import table_data, table_key
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table.value import Table
@@ -52,7 +51,7 @@ def _query_cells(child: Table, refs: Refs) -> Origin:
     """Result cells map to the input cells their column reads, in the rows they came from.
 
     The query is run again with a row number carried through it
-    (:func:`~tablereason.table.sql_rows.with_row_numbers`); a count's cells, and whole
+    (:func:`~tablereason.sandbox.sql.rows.with_row_numbers`); a count's cells, and whole
     result rows, map to the cells its conditions read in those rows.
     """
     origin = Origin()
@@ -115,9 +114,9 @@ def _source_rows(
 def sql_query(table: Table, args: SqlArgs) -> Table:
     """Run ``args.query`` over the table (as ``t``) and return the result as a table.
 
-    The query is checked with :func:`~tablereason.table.sqlguard.check_select` and runs
+    The query is checked with :func:`~tablereason.sandbox.sql.guard.check_select` and runs
     in a SQL worker that holds only this table, under
-    :func:`~tablereason.table.sqlengine.table_sql_limits` and ``args.timeout_s``.
+    :func:`~tablereason.sandbox.sql.engine.table_sql_limits` and ``args.timeout_s``.
 
     Raises:
         SQLError: If the query is rejected, fails, runs too long, needs too much
@@ -154,46 +153,18 @@ def _statement(query: str, max_rows: int, max_chars: int) -> str:
 
 
 def _input(table: Table, row_column: str | None = None) -> TableInput:
-    """The table as the worker's ``t``: its display names and text cells, keyed by storage.
+    """The table as the worker's ``t``: its text cells and typed view, keyed by storage.
 
     With ``row_column``, ``t`` has one more column, of that name, holding each row's
     position.
     """
-    kernel = table.kernel
-    digest = hashlib.blake2b(digest_size=16)
-    digest.update(repr((kernel.base, [(c.name, c.source, c.field) for c in kernel.refs])).encode())
-    if kernel.row_order is not None:
-        digest.update(kernel.row_order.tobytes())
-    n_cells = table.num_rows * len(kernel.refs)
-    if row_column is None:
-        return TableInput(TABLE_NAME, lambda: _data(table), key=digest.hexdigest(), cells=n_cells)
-    digest.update(row_column.encode())
-
-    def numbered() -> dict[str, Any]:
-        data = _data(table)
-        positions = [str(i) for i in range(table.num_rows)]
-        return {"columns": [*data["columns"], row_column], "cells": [*data["cells"], positions]}
-
-    return TableInput(TABLE_NAME, numbered, key=digest.hexdigest(), cells=n_cells)
-
-
-def _data(table: Table) -> dict[str, Any]:
-    kernel = table.kernel
-    names = [c.name for c in kernel.refs]
-    if not names:
-        raise SQLError("the table has no columns to query")
-    cells = kernel.cells()
-    columns: Sequence[Any]
-    if cells is not None:
-        columns = [[row[i] for row in cells] for i in range(len(names))]
-    else:
-        with kernel.scan() as scan:
-            query = scan.select(
-                *(exp.alias_(scan.cell(n), ident(f"c{i}")) for i, n in enumerate(names))
-            ).order_by(scan.pos, copy=False)
-            arrays = kernel.store.fetch_numpy(query)
-        columns = [arrays[f"c{i}"] for i in range(len(names))]
-    return {"columns": names, "cells": columns}
+    n_cells = table.num_rows * len(table.kernel.refs)
+    return TableInput(
+        TABLE_NAME,
+        lambda: table_data(table, TABLE_NAME, row_column),
+        key=table_key(table, row_column),
+        cells=n_cells,
+    )
 
 
 __all__ = ["SQLLimits", "SqlArgs", "sql_query"]

@@ -30,9 +30,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 from sqlglot import exp
 
-from tablereason.operations.row_expressions import ColumnType, column_types, typed_cell
+from tablereason.table.kernel import RID, ident
 from tablereason.table.relation import Scan
-from tablereason.table.storage import RID, ident
+from tablereason.table.types import (
+    NUMBER_TYPES,
+    ORDERED_TYPES,
+    ColumnType,
+    column_types,
+    missing,
+    typed_cell,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table.value import Table
@@ -50,8 +57,9 @@ class ColumnProfile:
 
     Attributes:
         name: Display name.
-        type: How conditions read it: ``number``, ``date``, ``timestamp``, ``text``, ``empty``.
-        filled: Non-empty cells.
+        type: Its column type (:mod:`tablereason.table.types`): ``integer``,
+            ``decimal``, ``boolean``, ``date``, ``timestamp`` or ``text``.
+        filled: Non-empty cells (the others are missing: ``NULL``).
         distinct: Distinct non-empty values.
         top: Most frequent non-empty values with their counts (ties alphabetical).
         low: Cell text of the smallest value (numbers and dates).
@@ -60,6 +68,7 @@ class ColumnProfile:
         approximate: ``distinct`` is an estimate (a column of a table of more than
             :data:`APPROX_ROWS` rows with more than half of its values, or more than
             :data:`GROUP_DISTINCT_MAX`, distinct); ``top`` then lists examples only.
+        missing: Missing cells (empty or only spaces), which read as ``NULL``.
     """
 
     name: str
@@ -71,6 +80,7 @@ class ColumnProfile:
     high: str | None = None
     total: float | None = None
     approximate: bool = False
+    missing: int = 0
 
 
 @dataclass(frozen=True)
@@ -145,11 +155,11 @@ def _profile(table: Table, names: list[str], examples: int) -> dict[str, ColumnP
     types = column_types(table, names)
     big = table.num_rows > APPROX_ROWS
     stats: list[exp.Expr] = []
-    typed = [n for n in names if types[n] in ("number", "date", "timestamp")]
+    typed = [n for n in names if types[n] in ORDERED_TYPES]
     with table.kernel.scan() as scan:
         for name in names:
             cell = scan.cell(name)
-            filled = exp.NEQ(this=exp.func("trim", cell.copy()), expression=exp.Literal.string(""))
+            filled = exp.Not(this=missing(cell))
             stats.append(filtered(exp.Count(this=exp.Literal.number(1)), filled))
             if big:
                 estimate = exp.func("approx_count_distinct", cell.copy())
@@ -159,10 +169,10 @@ def _profile(table: Table, names: list[str], examples: int) -> dict[str, ColumnP
                 stats.append(exp.Null())
         for name in typed:
             cell = scan.cell(name)
-            value = typed_cell(cell.copy(), types[name], trim=True)
+            value = typed_cell(cell.copy(), types[name])
             stats.append(exp.func("arg_min", cell.copy(), value.copy()))
             stats.append(exp.func("arg_max", cell.copy(), value.copy()))
-            stats.append(exp.func("sum", value) if types[name] == "number" else exp.Null())
+            stats.append(exp.func("sum", value) if types[name] in NUMBER_TYPES else exp.Null())
         row = list(table.kernel.store.fetch(scan.select(*stats))[0]) if table.num_rows else []
         columns: dict[str, ColumnProfile] = {}
         extremes = row[2 * len(names) :]
@@ -179,12 +189,21 @@ def _profile(table: Table, names: list[str], examples: int) -> dict[str, ColumnP
                 top, distinct_n = _top(table, scan, name, examples, distinct_n)
             low = high = None
             total = None
-            if kind in ("number", "date", "timestamp"):
+            if kind in ORDERED_TYPES:
                 j = 3 * typed.index(name)
                 low, high = extremes[j], extremes[j + 1]
                 total = None if extremes[j + 2] is None else float(extremes[j + 2])
             columns[name] = ColumnProfile(
-                name, kind, filled_n, distinct_n, top, low, high, total, approximate
+                name,
+                kind,
+                filled_n,
+                distinct_n,
+                top,
+                low,
+                high,
+                total,
+                approximate,
+                missing=table.num_rows - filled_n,
             )
     return columns
 
@@ -196,7 +215,7 @@ def _first(table: Table, scan: Scan, name: str, limit: int) -> list[tuple[str, i
     the column; repeats among the first values are dropped, so fewer may come back.
     """
     cell = scan.cell(name)
-    filled = exp.NEQ(this=exp.func("trim", cell.copy()), expression=exp.Literal.string(""))
+    filled = exp.Not(this=missing(cell))
     query = (
         scan.select(exp.alias_(cell.copy(), "v"))
         .where(filled, copy=False)
@@ -216,7 +235,7 @@ def _top(
     column has no non-empty value.
     """
     cell = scan.cell(name)
-    filled = exp.NEQ(this=exp.func("trim", cell.copy()), expression=exp.Literal.string(""))
+    filled = exp.Not(this=missing(cell))
     count = exp.func("count", exp.Star())
     groups = exp.Window(this=exp.func("count", exp.Star()))
     query = (
@@ -253,7 +272,7 @@ def group_summary(
     # by a COUNT(DISTINCT) over every row, whose hash table costs each thread memory.
     with grouped.kernel.scan() as scan:
         value = scan.cell(grouped.columns[0])
-        filled = exp.NEQ(this=exp.func("trim", value.copy()), expression=exp.Literal.string(""))
+        filled = exp.Not(this=missing(value))
         count = exp.cast(scan.cell(grouped.columns[1]), exp.DataType.Type.BIGINT)
         query = scan.select(
             filtered(exp.Count(this=exp.Literal.number(1)), filled),

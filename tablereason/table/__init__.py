@@ -4,8 +4,10 @@
 (``value``: the Table itself, built, read and shown; ``verbs``: its operation methods,
 ``apply`` and ``replay``, the engine's one way up to :mod:`tablereason.operations`;
 ``kernel``: what operations may use of a table; ``lineage``: the ``Step``; ``storage``,
-``relation``: rows in DuckDB; ``formats``: text forms; ``sqlguard``, ``sqlengine``,
-``sqlworker``, ``sqllimits``: model SQL; ``io``: file readers and :func:`load_table`).
+``relation``: rows in DuckDB; ``types``: column types and missing cells;
+``typed_frame``: a table as the SQL worker receives it; ``formats``: text forms; ``io``:
+file readers and :func:`load_table`). Model-written SQL runs in
+:mod:`tablereason.sandbox.sql`, beside the Python sandbox.
 
 Example:
     >>> from tablereason.table import Table

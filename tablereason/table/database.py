@@ -36,7 +36,7 @@ def configure_database(memory_limit: str | None = None, threads: int | None = No
     Defaults: half of the machine's memory and :func:`default_threads` threads, or the
     ``TABLEREASON_DUCKDB_MEMORY`` and ``TABLEREASON_DUCKDB_THREADS`` environment
     variables. Model-written SQL never runs on this database (see
-    :mod:`tablereason.table.sqlengine`); these bound the package's own queries.
+    :mod:`tablereason.sandbox.sql.engine`); these bound the package's own queries.
 
     Raises:
         ConfigurationError: The database is already in use (its configuration is

@@ -12,7 +12,10 @@ The kernel is small on purpose:
 * **cells held in Python** (small tables): :meth:`Kernel.cells`,
   :meth:`Kernel.held_cells`, :meth:`Kernel.is_small`, :meth:`Kernel.position`;
 * **children**: :meth:`Kernel.derive`, :meth:`Kernel.from_columns`,
-  :meth:`Kernel.from_query`, and :meth:`Kernel.source_from_query` for a new source.
+  :meth:`Kernel.from_query`, and :meth:`Kernel.source_from_query` for a new source;
+* **the SQL vocabulary** of the storage: ``RID``, ``POS``, ``ident``, ``table_ref``,
+  ``template``, ``fill``, ``new_name``, ``to_text``, ``DIALECT`` (operations import
+  them from here, never from :mod:`tablereason.table.storage`).
 
 What it guarantees:
 
@@ -44,7 +47,20 @@ import numpy as np
 
 from tablereason.table import formats, storage
 from tablereason.table.relation import Column, Scan, sources
+from tablereason.table.storage import DIALECT as DIALECT
+from tablereason.table.storage import POS as POS
+from tablereason.table.storage import RID as RID
 from tablereason.table.storage import Store
+from tablereason.table.storage import fill as fill
+from tablereason.table.storage import ident as ident
+from tablereason.table.storage import new_name as new_name
+from tablereason.table.storage import table_ref as table_ref
+from tablereason.table.storage import template as template
+from tablereason.table.storage import to_text as to_text
+
+# Operations build their queries with the storage's SQL vocabulary (quoted identifiers,
+# the hidden row id and position, templates), taken from here: the kernel is their one
+# door to the storage.
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlglot import exp

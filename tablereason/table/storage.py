@@ -5,7 +5,7 @@ any data enters it: external access (files, network, extension loading) is
 disabled and the configuration is locked, with a memory limit and a thread
 count for a shared machine (:mod:`tablereason.table.database`). Data is loaded from
 Python objects, never from paths. Model-written SQL never runs here: it runs in
-a worker that holds only the table it was given (:mod:`tablereason.table.sqlengine`).
+a worker that holds only the table it was given (:mod:`tablereason.sandbox.sql.engine`).
 
 A :class:`Store` is one connection (a cursor on that database) with its own
 lock, shared by a source table and every table derived from it. Physical
@@ -90,12 +90,14 @@ def render(expression: exp.Expr) -> str:
 
 
 def to_text(value: Any) -> str:
-    """Turn a value from DuckDB or pandas into cell text (``None`` and NaN become "")."""
+    """Turn a value from DuckDB or pandas into cell text (``None``, NaN, NaT, NA become "")."""
     if value is None:
         return ""
     if isinstance(value, str):
         return value
     if isinstance(value, float) and value != value:  # NaN
+        return ""
+    if type(value).__name__ in ("NaTType", "NAType"):  # pandas' missing values
         return ""
     if isinstance(value, bool | np.bool_):
         return "true" if value else "false"
@@ -122,6 +124,8 @@ class Store:
         # Physical tables not written yet: name -> (row ids, columns).
         self._pending: dict[str, tuple[np.ndarray, list[list[str]]]] = {}
         self._limit = threading.local()  # a thread's limit on its queries (see limited())
+        # Each column's type, declared at load or inferred once: (table, field) -> type.
+        self.column_types: dict[tuple[str, str], str] = {}
         weakref.finalize(self, _drop_all, self._conn, self._owned)
 
     # -- loading ----------------------------------------------------------------------
@@ -204,6 +208,12 @@ class Store:
         else:
             self._write(name, rids, columns)
         return name
+
+    def held(self, name: str) -> list[list[str]] | None:
+        """The columns of a physical table not written yet (Python holds them), else ``None``."""
+        with self._lock:
+            data = self._pending.get(name)
+        return None if data is None else data[1]
 
     def require(self, names: Iterable[str]) -> None:
         """Write the physical tables among ``names`` that are still pending."""

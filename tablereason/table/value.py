@@ -134,7 +134,19 @@ class Table(TableVerbs):
 
     @classmethod
     def from_pandas(cls, frame: pd.DataFrame, caption: str | None = None) -> Table:
-        """Build a table from a pandas DataFrame; values become text (NaN → "")."""
+        """Build a table from a pandas DataFrame; values become text (NaN, NaT, NA → "").
+
+        Columns keep their dtypes as column types: integers, floats, booleans,
+        datetimes and strings are ``integer``, ``decimal``, ``boolean``, ``timestamp``
+        and ``text``; the type of an ``object`` column is inferred from its text.
+
+        Example:
+            >>> import pandas as pd
+            >>> Table.from_pandas(pd.DataFrame({"n": [1, None], "s": ["1", "2"]})).types
+            {'n': 'decimal', 's': 'text'}
+        """
+        from tablereason.table.types import declare_types, from_pandas_dtype
+
         labels = [to_text(c) for c in frame.columns]
         if not labels:
             raise TableError("a table needs at least one column; the DataFrame has none")
@@ -145,7 +157,13 @@ class Table(TableVerbs):
             if not all(isinstance(v, str) for v in values):
                 values = np.array([to_text(v) for v in values], dtype=object)
             columns.append(values)
-        return cls._build(labels, columns, len(frame), caption)
+        table = cls._build(labels, columns, len(frame), caption)
+        dtypes = [from_pandas_dtype(frame.dtypes.iloc[i]) for i in range(frame.shape[1])]
+        declare_types(
+            table,
+            {n: kind for n, kind in zip(table.columns, dtypes, strict=True) if kind is not None},
+        )
+        return table
 
     @classmethod
     def from_csv(
@@ -287,6 +305,22 @@ class Table(TableVerbs):
             UnknownColumnError: Naming the closest column and every available one.
         """
         return find_column(self._columns, name)
+
+    @property
+    def types(self) -> dict[str, str]:
+        """Each column's type: ``integer``, ``decimal``, ``boolean``, ``date``, ``timestamp``...
+
+        Declared at load or inferred from its cells (:mod:`tablereason.table.types`);
+        ``empty`` for a column with no filled cell. Conditions, computed columns and :meth:`sql`
+        read the cells as these types, with missing cells ``NULL``.
+
+        Example:
+            >>> Table.from_records(["n", "k"], [["1", "a"], ["", "b"]]).types
+            {'n': 'integer', 'k': 'text'}
+        """
+        from tablereason.table.types import column_types
+
+        return dict(column_types(self, self.columns))
 
     def rows(self, max_rows: int | None = None) -> list[list[str]]:
         """The cells, row by row, in table order (at most ``max_rows`` rows)."""

@@ -25,7 +25,7 @@ ALLOWED: dict[str, set[str]] = {
     "old_paths": set(),
     "lazy_names": set(),
     "table": {"errors", "registry"},
-    "operations": {"errors", "registry", "table"},
+    "operations": {"errors", "registry", "table", "sandbox"},
     "datasets": {"errors", "registry", "table"},
     "llm": {"errors", "registry", "lazy_names"},
     "prompts": {"errors"},
@@ -129,3 +129,35 @@ def test_function_local_imports_count(tmp_path) -> None:
     )
     found = import_graph.edges(import_graph.module_files(package))
     assert found["tablereason.table.value"] == {"tablereason.methods": 5}
+
+
+OPERATION_DOORS = {
+    "tablereason.table.kernel",  # the table's storage, rows, cells, children, SQL vocabulary
+    "tablereason.table.relation",  # columns and the relation a scan reads
+    "tablereason.table.lineage",  # the Step a child records
+    "tablereason.table.types",  # column types and missing cells
+    "tablereason.table.typed_frame",  # a table as the SQL worker receives it
+    "tablereason.table.database",  # the database's settings (threads), read only
+}
+"""What of the engine the operations may import: never its storage, value or files."""
+
+
+def operation_doors_crossed(graph: dict[str, dict[str, int]]) -> list[str]:
+    return sorted(
+        f"{module} imports {target}"
+        for module, targets in graph.items()
+        if import_graph.layer(module) == "operations"
+        for target in targets
+        if import_graph.layer(target) == "table" and target not in OPERATION_DOORS
+    )
+
+
+def test_operations_reach_the_storage_only_through_the_kernel(
+    graph: dict[str, dict[str, int]],
+) -> None:
+    assert operation_doors_crossed(graph) == []
+    changed = {name: dict(targets) for name, targets in graph.items()}
+    changed["tablereason.operations.group_by"]["tablereason.table.storage"] = 1
+    assert operation_doors_crossed(changed) == [
+        "tablereason.operations.group_by imports tablereason.table.storage"
+    ]

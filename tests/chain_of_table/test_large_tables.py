@@ -127,7 +127,7 @@ def test_view_is_bounded_and_holds_the_schema(big: Table) -> None:
     assert len(first.split("\n")) == len(second.split("\n")) <= 30 + 3
     assert second.startswith("rows : 30000\ncol : date | precipitation | temp_max | weather\n")
     assert re.search(r"^column weather : text ; 5 distinct ; sun \(\d+\) , ", second, re.M)
-    assert re.search(r"^column temp_max : number ; \d+ distinct ; from -?\d", second, re.M)
+    assert re.search(r"^column temp_max : decimal ; \d+ distinct ; from -?\d", second, re.M)
     shown = [line for line in second.split("\n") if line.startswith("row ")]
     assert shown[:3] == [f"row {i} : " + " | ".join(huge.rows(3)[i - 1]) for i in (1, 2, 3)]
     assert sum(line.endswith("| snow") for line in shown) == len(shown) - 3

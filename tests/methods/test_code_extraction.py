@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tablereason.methods.code_extraction import extract_python, extract_sql, sql_parses
-from tablereason.table.sqlguard import SQLGuardError, check_select
+from tablereason.sandbox.sql.guard import SQLGuardError, check_select
 
 # ---------------------------------------------------------------- SQL, seen in replies
 

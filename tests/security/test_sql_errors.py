@@ -19,8 +19,8 @@ from tablereason.errors import SQLError
 from tablereason.llm import ScriptedLLM
 from tablereason.methods.baselines import TextToSQL
 from tablereason.sandbox import SQLLimits, run_sql
+from tablereason.sandbox.sql.guard import check_select
 from tablereason.table import Table
-from tablereason.table.sqlguard import check_select
 
 LIMITS = SQLLimits(seconds=2.0, memory="256MB")
 FRAME = pd.DataFrame({"name": ["Ann", "Bo", "Cy"], "score": ["3", "1", "2"]})

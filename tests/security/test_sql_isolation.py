@@ -21,8 +21,8 @@ from tablereason.errors import SQLError
 from tablereason.llm import ScriptedLLM
 from tablereason.methods.baselines import TextToSQL
 from tablereason.sandbox import SQLLimits, run_sql
+from tablereason.sandbox.sql.engine import TableInput, execute
 from tablereason.table import Table, storage
-from tablereason.table.sqlengine import TableInput, execute
 
 SECRET = "s3cr3t-Zq81"
 PUBLIC_ROWS = [["Ann", "3"], ["Bo", "1"], ["Cy", "2"]]

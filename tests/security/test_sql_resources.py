@@ -20,8 +20,7 @@ import pytest
 
 from tablereason.errors import SQLError
 from tablereason.sandbox import SQLLimits, run_sql
-from tablereason.table import Table
-from tablereason.table.sqlengine import (
+from tablereason.sandbox.sql.engine import (
     SQLResourceError,
     SQLTimeoutError,
     memory_bytes,
@@ -29,7 +28,8 @@ from tablereason.table.sqlengine import (
     table_sql_limits,
     worker_pids,
 )
-from tablereason.table.sqlguard import SQLGuardError
+from tablereason.sandbox.sql.guard import SQLGuardError
+from tablereason.table import Table
 
 LIMITS = SQLLimits(seconds=1.5, memory="256MB")
 BUDGET = memory_bytes(LIMITS.memory)
@@ -240,7 +240,8 @@ def test_limits_are_validated() -> None:
 
 
 def test_a_worker_that_cannot_start_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tablereason.table import sqlengine, sqlworker
+    from tablereason.sandbox.sql import engine as sqlengine
+    from tablereason.sandbox.sql import worker as sqlworker
 
     monkeypatch.setattr(sqlengine, "_pool_instance", None)
     monkeypatch.setattr(sqlworker, "__file__", "/nonexistent/sqlworker.py")
@@ -251,7 +252,7 @@ def test_a_worker_that_cannot_start_says_why(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_a_worker_that_stops_answering_is_killed(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tablereason.table import sqlengine
+    from tablereason.sandbox.sql import engine as sqlengine
 
     assert run_sql({"t": FRAME}, "SELECT count(*) FROM t").rows == [(3,)]
     monkeypatch.setattr(sqlengine, "_GRACE_S", 0.0)  # the parent gives up at the time limit

@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 
 from tablereason.errors import SQLError, TableReasonError, UnknownColumnError
 from tablereason.operations import row_expressions as R
+from tablereason.sandbox.sql.guard import SQLGuardError
 from tablereason.table import Table
-from tablereason.table.sqlguard import SQLGuardError
+from tablereason.table.types import SAMPLE_ROWS
 
 HEADER = ["day", "rain mm", "kind"]
 KINDS = ["snow", "rain", "sun", ""]
@@ -69,7 +70,7 @@ def test_column_types_decide_over_every_row() -> None:
     rows = [["2013-02-01", "1,200", "snow"]] * 3 + [["2013-02-02", "n/a", "rain"]]
     types = R.column_types(_table(rows), HEADER)
     assert types == {"day": "date", "rain mm": "text", "kind": "text"}
-    assert R.column_types(_table(rows[:3]), ["rain mm"]) == {"rain mm": "number"}
+    assert R.column_types(_table(rows[:3]), ["rain mm"]) == {"rain mm": "integer"}
 
 
 def test_the_condition_reaches_rows_beyond_any_view() -> None:
@@ -151,11 +152,12 @@ def test_filter_and_expression_steps_replay() -> None:
     )
     replayed = table.replay([s.to_dict() for s in result.steps()])
     assert replayed.rows() == result.rows() == [["2013-02-02", "9", "rain", "2"]]
-    assert result.steps()[0].detail == {"types": {"rain mm": "number"}}
+    assert result.steps()[0].detail == {"types": {"rain mm": "integer"}}
 
 
 def test_column_types_never_depend_on_the_sample() -> None:
-    n = R.SAMPLE_ROWS + 500
+    n = SAMPLE_ROWS + 2000  # past SMALL_CELLS: decided in DuckDB, sample first
+    assert not _table([["", "1", "x"]] * n).kernel.is_small()
     late_text = [["2013-02-01", "1", "snow"]] * n + [["2013-02-02", "n/a", "rain"]]
     late_dates = [["", "1", "x"]] * n + [["2013-02-03", "2", "y"]]
     assert R.column_types(_table(late_text), ["rain mm"]) == {"rain mm": "text"}

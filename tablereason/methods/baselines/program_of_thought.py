@@ -19,6 +19,7 @@ from tablereason.methods.baselines.code_text import (
 from tablereason.methods.code_extraction import extract_python
 from tablereason.prompts.render import render, template_hash, template_names
 from tablereason.sandbox.verify import RetrySettings, generate_and_verify
+from tablereason.table.named import TableSet
 from tablereason.trace.record import Prediction, Trace, TraceStep
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -47,6 +48,7 @@ class ProgramOfThought(TableMethod):
     """
 
     name: ClassVar[str] = "program_of_thought"
+    takes_several_tables: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -110,6 +112,12 @@ class ProgramOfThought(TableMethod):
             if feedback
             else ""
         )
+        if isinstance(table, TableSet):  # one DataFrame per table, named as the table
+            return render(
+                "baselines/program_of_thought_tables", kind=kind,
+                tables=table.describe(self.max_rows),
+                question=question_text(question, unit, choices), repair=repair,
+            )  # fmt: skip
         return render(
             "baselines/program_of_thought",
             kind=kind,
@@ -175,10 +183,12 @@ class ProgramOfThought(TableMethod):
                 return completion.text
             return extract_python(completion.text, answer=self.settings.answer)
 
-        frame = table.to_pandas()
-        frame.columns = code_column_names(table.columns)
+        frames: dict[str, Any] = {}
+        for name, one in (table.items() if isinstance(table, TableSet) else [("df", table)]):
+            frames[name] = one.to_pandas()
+            frames[name].columns = code_column_names(one.columns)
         try:
-            outcome = generate_and_verify(generate, self.settings, {"df": frame}, self.sandbox)
+            outcome = generate_and_verify(generate, self.settings, frames, self.sandbox)
         except LLMError as exc:
             return Prediction(answer="", trace=trace, error=str(exc))
         program_steps = [s for s in trace.steps if s.kind == "program"]

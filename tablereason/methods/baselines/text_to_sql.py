@@ -21,6 +21,7 @@ from tablereason.methods.baselines.code_text import (
 from tablereason.methods.code_extraction import extract_sql
 from tablereason.prompts.render import render, template_hash, template_names
 from tablereason.sandbox.sql import SQLLimits, run_sql
+from tablereason.table.named import TableSet
 from tablereason.trace.record import Prediction, Trace, TraceStep
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -47,6 +48,7 @@ class TextToSQL(TableMethod):
     """
 
     name: ClassVar[str] = "text_to_sql"
+    takes_several_tables: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -100,6 +102,10 @@ class TextToSQL(TableMethod):
                 query=one_line(failed_query or "") or "(no query in the reply)",
                 error=one_line(error),
             ) + "\n"  # fmt: skip
+        if isinstance(table, TableSet):  # several tables, typed, joined by name
+            tables = table.describe(self.max_rows)
+            return render("baselines/text_to_sql_tables", tables=tables, question=question,
+                          repair=repair)  # fmt: skip
         columns = ", ".join(
             exp.to_identifier(name, quoted=True).sql(dialect="duckdb")
             for name in code_column_names(table.columns)
@@ -129,9 +135,14 @@ class TextToSQL(TableMethod):
         if options:
             raise ConfigurationError(f"{self.name} takes no options, got {sorted(options)}")
         trace = Trace(method=self.name, question=question)
-        trace.add(TraceStep(kind="input", name="table", table=table))
-        frame = table.to_pandas().astype(str)
-        frame.columns = code_column_names(table.columns)
+        frame = None
+        if isinstance(table, TableSet):
+            inputs: Any = dict(table)  # the worker holds these tables, typed, and no other
+        else:
+            trace.add(TraceStep(kind="input", name="table", table=table))
+            frame = table.to_pandas().astype(str)
+            frame.columns = code_column_names(table.columns)
+            inputs = {"t": frame}
         query: str | None = None
         feedback: str | None = None
         last_error = "no query was generated"
@@ -152,7 +163,7 @@ class TextToSQL(TableMethod):
                 usage=completion.usage,
             ))  # fmt: skip
             try:
-                result = run_sql({"t": frame}, query, self.limits)
+                result = run_sql(inputs, query, self.limits)
             except SQLError as exc:
                 step.error = last_error = str(exc)
                 step.duration_s = time.perf_counter() - started
@@ -166,7 +177,8 @@ class TextToSQL(TableMethod):
                 feedback = last_error
                 continue
             answer = [str(c) for c in cells]
-            step.arguments["source_rows"] = query_rows(frame, query, answer, self.limits)
+            if frame is not None:  # rows behind a join of several tables are not traced
+                step.arguments["source_rows"] = query_rows(frame, query, answer, self.limits)
             trace.add(TraceStep(kind="answer", name="sql_result", arguments={"answer": answer}))
             return Prediction(answer=answer, trace=trace)
         return Prediction(answer="", trace=trace, error=last_error)

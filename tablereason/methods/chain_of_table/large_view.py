@@ -85,7 +85,7 @@ def _short(text: str, limit: int = VALUE_CHARS) -> str:
 
 
 def column_line(column: table_profile.ColumnProfile, shown: int = SHOWN_VALUES) -> str:
-    """One line of the schema: name, type, distinct values, range or frequent values.
+    """One line of the schema: name, type, missing cells, distinct values, range or values.
 
     Every value is listed when there are at most ``TOP_VALUES`` of them, else the
     ``shown`` most frequent; long values are cut.
@@ -96,8 +96,10 @@ def column_line(column: table_profile.ColumnProfile, shown: int = SHOWN_VALUES) 
         column kind : text ; 2 distinct ; snow (6) , rain (3)
     """
     parts = [f"column {views.cell(column.name)} : {column.type}"]
-    if column.type == "empty":
-        return parts[0]
+    if column.missing:
+        parts.append(f"{column.missing} null")
+    if not column.filled:
+        return " ; ".join(parts)
     about = "about " if column.approximate else ""
     parts.append(f"{about}{_round(column.distinct) if about else column.distinct} distinct")
     if column.low is not None:

@@ -1,11 +1,13 @@
-"""Reading table files: CSV and TSV, JSON and JSON lines, Excel workbooks.
+"""Reading table files: CSV and TSV, JSON and JSON lines, Excel, Parquet, Arrow, databases.
 
 Every reader streams where the format allows it: CSV, TSV and JSON lines go row by row
 into DuckDB (see :meth:`~tablereason.table.Table.from_rows`), so loading a large file
 holds only a chunk of rows in Python; a JSON document is parsed whole (Python has no
 streaming JSON parser), up to :data:`MAX_JSON_BYTES`. Text files are decoded as
 :mod:`tablereason.table.io.text` describes, which also refuses files that are not text;
-workbooks are checked before they are expanded (:mod:`tablereason.table.io.workbooks`).
+workbooks are checked before they are expanded (:mod:`tablereason.table.io.workbooks`);
+Parquet and Arrow files and tables of DuckDB and SQLite databases stream in chunks with
+their column types (:mod:`tablereason.table.io.columnar`).
 
 The reader is chosen by the file's suffix (:data:`SUFFIXES`), or by ``format``
 (:data:`FORMATS`) for a file whose suffix says nothing or says something else: a file
@@ -26,6 +28,7 @@ from typing import Any
 
 from tablereason.errors import ConfigurationError, TableError, TableParseError
 from tablereason.table.io import MAX_COLUMNS
+from tablereason.table.io.columnar import read_arrow_file, read_database, read_parquet
 from tablereason.table.io.text import SAMPLE_BYTES, check_text, sniff_encoding
 from tablereason.table.io.workbooks import read_workbook
 from tablereason.table.storage import to_text
@@ -40,12 +43,19 @@ TSV_SUFFIXES = (".tsv", ".tab")
 JSON_SUFFIXES = (".json",)
 JSON_LINES_SUFFIXES = (".jsonl", ".ndjson")
 EXCEL_SUFFIXES = (".xlsx", ".xlsm", ".xls")
+PARQUET_SUFFIXES = (".parquet", ".pq")
+ARROW_SUFFIXES = (".arrow", ".feather", ".ipc", ".arrows")
+DATABASE_SUFFIXES = (".duckdb", ".ddb", ".sqlite", ".sqlite3", ".db")
+"""Database files: DuckDB or SQLite, told apart by the file's first bytes."""
 SUFFIXES: dict[str, tuple[str, ...]] = {
     "csv": CSV_SUFFIXES,
     "tsv": TSV_SUFFIXES,
     "json": JSON_SUFFIXES,
     "jsonl": JSON_LINES_SUFFIXES,
     "xlsx": EXCEL_SUFFIXES,
+    "parquet": PARQUET_SUFFIXES,
+    "arrow": ARROW_SUFFIXES,
+    "database": DATABASE_SUFFIXES,
 }
 """The file suffixes of each format."""
 FORMATS = tuple(SUFFIXES)
@@ -105,7 +115,11 @@ def table_format(path: Path, format: str | None = None) -> str:
 
 
 def read_table_file(
-    path: Path, caption: str | None, delimiter: str | None, format: str | None = None
+    path: Path,
+    caption: str | None,
+    delimiter: str | None,
+    format: str | None = None,
+    table: str | None = None,
 ) -> Table:
     """Read a table file, choosing the reader by ``format``, else by the file's suffix.
 
@@ -113,8 +127,11 @@ def read_table_file(
         path: The file.
         caption: Caption of the table.
         delimiter: Field separator for text files; guessed when ``None``.
-        format: ``"csv"``, ``"tsv"``, ``"json"``, ``"jsonl"`` or ``"xlsx"``; by default
-            the one its suffix names.
+        format: One of :data:`FORMATS` (``"csv"``, ``"tsv"``, ``"json"``, ``"jsonl"``,
+            ``"xlsx"``, ``"parquet"``, ``"arrow"``, ``"database"``); by default the one
+            its suffix names.
+        table: The table to read from a database file (may be left out when it holds
+            one); refused for other formats.
 
     Returns:
         The table; cells are text exactly as given.
@@ -133,7 +150,18 @@ def read_table_file(
             f"{path}: not a regular file (a device or a pipe?); save the table to a file first"
         )
     kind = table_format(path, format)
+    if table is not None and kind != "database":
+        raise ConfigurationError(
+            f"{path}: a table name ({table!r}) is for a database file (.duckdb, .sqlite), "
+            f"and this file is read as {kind}"
+        )
     try:
+        if kind == "parquet":
+            return read_parquet(path, caption)
+        if kind == "arrow":
+            return read_arrow_file(path, caption)
+        if kind == "database":
+            return read_database(path, table, caption)
         if kind == "xlsx":
             return read_workbook(path, caption)
         if kind == "json":

@@ -48,8 +48,8 @@ _SIGNATURES = (
     (b"\xfd7zXZ\x00", "an xz-compressed file (decompress it first)"),
     (b"(\xb5/\xfd", "a zstd-compressed file (decompress it first)"),
     (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"),
-    (b"SQLite format 3\x00", "an SQLite database"),
-    (b"PAR1", "a Parquet file (read it with pandas and pass the DataFrame)"),
+    (b"SQLite format 3\x00", "an SQLite database (name it .sqlite, or give format='database')"),
+    (b"PAR1", "a Parquet file (name it .parquet, or give format='parquet')"),
     (b"\x7fELF", "an executable"),
 )
 _TEXT_CONTROLS = frozenset("\t\n\r\x0b\x0c")

@@ -201,4 +201,4 @@ def _read_xls(path: Path, caption: str | None) -> Table:
         ) from err
     except Exception as err:  # xlrd raises many kinds for a damaged file: all mean that
         raise _damaged(path, err) from err
-    return Table.from_pandas(frame, caption=caption)
+    return Table.from_pandas(frame.astype(object), caption=caption)  # types from the text

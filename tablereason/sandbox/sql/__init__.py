@@ -5,7 +5,7 @@ SELECT, optionally with CTEs or set operations) that reads only the given
 tables and the CTEs in scope: no table functions, file paths or URLs, no other
 statements (ATTACH, COPY, INSTALL, LOAD, PRAGMA, SET...). What runs is the SQL
 regenerated from the checked tree, wrapped in a row limit, in a worker process
-(:mod:`tablereason.table.sqlengine`) that holds only these tables, on a connection
+(:mod:`tablereason.sandbox.sql.engine`) that holds only these tables, on a connection
 with external access disabled and the configuration locked, under a memory
 budget, a thread count and a time limit (:class:`SQLLimits`).
 """
@@ -20,14 +20,16 @@ from typing import Any
 from sqlglot import exp
 
 from tablereason.errors import ConfigurationError
-from tablereason.table.sqlengine import (
+from tablereason.sandbox.sql.engine import (
     SQLLimits,
     SQLResourceError,
     SQLTimeoutError,
     TableInput,
     execute,
 )
-from tablereason.table.sqlguard import SQLGuardError, check_select, render
+from tablereason.sandbox.sql.guard import SQLGuardError, check_select, render
+from tablereason.table.typed_frame import table_data, table_key
+from tablereason.table.value import Table
 
 __all__ = [
     "DEFAULT_TABLE_NAME",
@@ -69,7 +71,7 @@ class SQLResult:
 def check_query(query: str, table_names: list[str]) -> exp.Query:
     """Parse ``query`` and check that it is one SELECT over ``table_names`` only.
 
-    The rules are those of :func:`tablereason.table.sqlguard.check_select`, shared with
+    The rules are those of :func:`tablereason.sandbox.sql.guard.check_select`, shared with
     :meth:`tablereason.Table.sql`.
 
     Raises:
@@ -82,19 +84,35 @@ def check_query(query: str, table_names: list[str]) -> exp.Query:
     return check_select(query, table_names)
 
 
-def _as_frames(tables: Any) -> dict[str, Any]:
+def _inputs(tables: Any) -> list[TableInput]:
+    """What the worker is sent: a Table as its text and typed view, a frame as it is."""
     if not isinstance(tables, Mapping):
         tables = {DEFAULT_TABLE_NAME: tables}
-    frames: dict[str, Any] = {}
-    for name, table in tables.items():
+    inputs: list[TableInput] = []
+    for key, table in tables.items():
+        name = str(key)
+        if isinstance(table, Table):
+            inputs.append(
+                TableInput(
+                    name,
+                    _typed(table, name),
+                    key=table_key(table),
+                    cells=table.num_rows * len(table.columns),
+                )
+            )
+            continue
         frame = table.to_pandas() if hasattr(table, "to_pandas") else table
         if not (hasattr(frame, "columns") and hasattr(frame, "iloc")):
             raise ConfigurationError(
-                f"table {name!r} must be a pandas DataFrame or have to_pandas(), "
+                f"table {name!r} must be a Table, a pandas DataFrame or have to_pandas(), "
                 f"not {type(table).__name__}"
             )
-        frames[str(name)] = frame
-    return frames
+        inputs.append(TableInput(name, _constant(frame), cells=frame.size))
+    return inputs
+
+
+def _typed(table: Table, name: str) -> Callable[[], Any]:
+    return lambda: table_data(table, name)
 
 
 def _constant(value: Any) -> Callable[[], Any]:
@@ -105,8 +123,9 @@ def run_sql(tables: Any, query: str, limits: SQLLimits | None = None) -> SQLResu
     """Check and run one SELECT over the given tables.
 
     Args:
-        tables: A mapping of name to table (pandas DataFrame or anything with
-            ``to_pandas()``), or one table, which is then called ``t``.
+        tables: A mapping of name to table (a :class:`~tablereason.table.Table`, whose
+            columns the query reads as their types with missing cells ``NULL``, a pandas
+            DataFrame or anything with ``to_pandas()``), or one table, then called ``t``.
         query: SQL text written by a model (DuckDB dialect).
         limits: Time, memory, thread, row and size limits.
 
@@ -133,11 +152,8 @@ def run_sql(tables: Any, query: str, limits: SQLLimits | None = None) -> SQLResu
         raise SQLGuardError(
             f"the query is longer than {limits.max_query_chars} characters; write a shorter one"
         )
-    frames = _as_frames(tables)
-    inner, sql = render(check_query(query, list(frames)), limits.max_rows)
-    inputs = [
-        TableInput(name, _constant(frame), cells=frame.size) for name, frame in frames.items()
-    ]
+    inputs = _inputs(tables)
+    inner, sql = render(check_query(query, [i.name for i in inputs]), limits.max_rows)
     started = time.perf_counter()
     columns, rows, truncated = execute(inputs, sql, limits)
     return SQLResult(

@@ -1,6 +1,6 @@
 """The worker process that runs model-written SQL, and the message framing both sides use.
 
-:mod:`tablereason.table.sqlengine` starts this file as ``python -I sqlworker.py`` with
+:mod:`tablereason.sandbox.sql.engine` starts this file as ``python -I sqlworker.py`` with
 an empty environment. The worker reads requests from stdin and writes replies
 to stdout, one length-prefixed pickle each, and imports only the standard
 library, DuckDB and pandas, so it runs without the package on its path.
@@ -137,10 +137,10 @@ class _Worker:
             missing = [key for _, key, data in tables if data is None]
             if missing:
                 return ("missing", missing)
-            frames = [(name, _to_frame(data)) for name, _, data in tables]
+            frames = [(name, _to_frame(data), _typed(data)) for name, _, data in tables]
             cursor = self._cursor(frames, shared)
             if shared:
-                self._keep(signature, cursor, sum(frame.size for _, frame in frames))
+                self._keep(signature, cursor, sum(frame.size for _, frame, _ in frames))
         try:
             before = _address_space_size()
             reply = self._run(cursor, request["sql"], limits)
@@ -151,12 +151,28 @@ class _Worker:
                 with contextlib.suppress(Exception):
                     cursor.close()
 
-    def _cursor(self, frames: list[tuple[str, Any]], materialize: bool) -> Any:
-        """A new cursor holding ``frames`` under their names (copied into DuckDB when small)."""
+    def _cursor(
+        self, frames: list[tuple[str, Any, tuple[str, str] | None]], materialize: bool
+    ) -> Any:
+        """A new cursor holding ``frames`` under their names (copied into DuckDB when small).
+
+        A frame sent with a typed view (the parent's ``SELECT`` over the frame, and the
+        name it reads the frame by) is held as that view's result: a table when copied,
+        else a view over the frame registered under that name.
+        """
         cursor = self._db.cursor()
-        for name, frame in frames:
-            if materialize and frame.size <= MATERIALIZE_CELLS:
-                quoted = '"' + name.replace('"', '""') + '"'
+        for name, frame, typed in frames:
+            quoted = '"' + name.replace('"', '""') + '"'
+            copy = materialize and frame.size <= MATERIALIZE_CELLS
+            if typed is not None:
+                select, source = typed
+                cursor.register(source, frame)
+                if copy:
+                    cursor.execute(f"CREATE TEMP TABLE {quoted} AS {select}")
+                    cursor.unregister(source)
+                else:
+                    cursor.execute(f"CREATE TEMP VIEW {quoted} AS {select}")
+            elif copy:
                 cursor.register("__incoming", frame)
                 cursor.execute(f"CREATE TEMP TABLE {quoted} AS SELECT * FROM __incoming")
                 cursor.unregister("__incoming")
@@ -256,6 +272,13 @@ def _fetch(cursor: Any, max_rows: int, max_bytes: int) -> list[tuple[Any, ...]]:
             raise _TooLarge
         rows.extend(batch)
     return rows
+
+
+def _typed(data: Any) -> tuple[str, str] | None:
+    """The typed view a table was sent with (its ``SELECT`` and source name), if any."""
+    if isinstance(data, dict) and data.get("select"):
+        return str(data["select"]), str(data["source"])
+    return None
 
 
 def _to_frame(data: Any) -> Any:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from tablereason.table.sqlguard import DIALECT, check_select
+from tablereason.sandbox.sql.guard import DIALECT, check_select
 
 TABLE_NAME = "t"
 

@@ -1,7 +1,7 @@
 """Where model-written SQL runs: a pool of worker processes, each query in its own scope.
 
-A checked query (see :mod:`tablereason.table.sqlguard`) never runs on the process's
-own DuckDB database. It goes to a worker process (:mod:`tablereason.table.sqlworker`)
+A checked query (see :mod:`tablereason.sandbox.sql.guard`) never runs on the process's
+own DuckDB database. It goes to a worker process (:mod:`tablereason.sandbox.sql.worker`)
 together with the tables it may read, and in the worker it sees those tables
 and nothing else: no other table of the process, no catalog of them, no file.
 The worker caps its own address space for the length of each query, so a query
@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from tablereason.errors import ConfigurationError, SQLError
-from tablereason.table import sqlworker
-from tablereason.table.sqllimits import (
+from tablereason.sandbox.sql import worker as sqlworker
+from tablereason.sandbox.sql.limits import (
     SQLLimits,
     memory_bytes,
     set_table_sql_limits,
@@ -290,7 +290,7 @@ def _package_folders() -> list[str]:
 
 
 class _Decoder(pickle.Unpickler):
-    """Unpickles only plain values (see :func:`tablereason.table.sqlworker.plain`)."""
+    """Unpickles only plain values (see :func:`tablereason.sandbox.sql.worker.plain`)."""
 
     _ALLOWED: ClassVar[frozenset[tuple[str, str]]] = frozenset(
         {("decimal", "Decimal"), ("datetime", "date"), ("datetime", "datetime"),

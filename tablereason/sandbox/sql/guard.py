@@ -9,7 +9,7 @@ safely is refused before parsing. Every refusal is a :class:`SQLGuardError`.
 
 The guard gives the model a readable message; it is not the boundary. The
 query then runs in a worker process that holds only the tables it was given
-(see :mod:`tablereason.table.sqlengine`), so a query the guard misjudges still
+(see :mod:`tablereason.sandbox.sql.engine`), so a query the guard misjudges still
 cannot reach anything else.
 """
 
