@@ -103,6 +103,7 @@ class TraceView:
         plain: Force plain text (``True``) or rich (``False``); by default rich when
             installed.
         hidden_hint: What to do to see the columns a wide table hides (a sentence).
+        prompts: Also print the exact text of every prompt a step sent.
     """
 
     def __init__(
@@ -112,9 +113,11 @@ class TraceView:
         max_rows: int = 20,
         plain: bool | None = None,
         hidden_hint: str = HIDDEN_HINT,
+        prompts: bool = False,
     ) -> None:
         self.out = file or sys.stdout
         self.max_rows = max_rows
+        self.prompts = prompts
         self.hidden_hint = hidden_hint
         self.rich = use_rich(plain)
         self.console: Any = None
@@ -142,7 +145,18 @@ class TraceView:
             self._rich_step(number, step, before)
         else:
             self._plain_step(number, step, before)
+        if self.prompts:
+            self._prompts(step)
         self.out.flush()
+
+    def _prompts(self, step: Mapping[str, Any]) -> None:
+        """Every prompt the step sent, as sent (control characters shown, not obeyed)."""
+        prompts = step.get("prompts") or []
+        for index, text in enumerate(prompts, start=1):
+            self.out.write(f"    --- prompt {index} of {len(prompts)} ---\n")
+            self.out.write(visible(str(text), lines=True) + "\n")
+        if prompts:
+            self.out.write("    --- end of prompts ---\n")
 
     def outcome(self, answer: Any, error: str | None) -> None:
         """The failure (when there is one) and the answer."""
@@ -303,6 +317,7 @@ def print_trace(
     error: str | None = None,
     plain: bool | None = None,
     hidden_hint: str = HIDDEN_HINT,
+    prompts: bool = False,
 ) -> None:
     """Print a trace (its JSON form) step by step, then the answer.
 
@@ -315,8 +330,9 @@ def print_trace(
         plain: Force plain text (``True``) or rich (``False``); by default rich when
             installed.
         hidden_hint: What to do to see the columns a wide table hides.
+        prompts: Also print the exact text of every prompt.
     """
-    view = TraceView(file, max_rows=max_rows, plain=plain, hidden_hint=hidden_hint)
+    view = TraceView(file, max_rows=max_rows, plain=plain, hidden_hint=hidden_hint, prompts=prompts)
     view.question(str(trace.get("question", "")))
     for number, step, before in walk(trace):
         view.step(number, step, before)

@@ -252,6 +252,12 @@ def step_html(number: int, step: Mapping[str, Any], before: TableDict | None) ->
     after = step.get("table")
     if after is not None:
         parts.append(_tables_html(before, after))
+    prompts = step.get("prompts") or []
+    if prompts:
+        items = "".join(f"<pre>{_esc(text)}</pre>" for text in prompts)
+        parts.append(
+            f"<details class='prompts'><summary>Prompt ({len(prompts)})</summary>{items}</details>"
+        )
     raw = step.get("raw") or []
     if raw:
         items = "".join(f"<pre>{_esc(text)}</pre>" for text in raw)

@@ -19,10 +19,11 @@ from collections.abc import Iterable, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from tablereason.errors import ParseError
+from tablereason.methods.chain_of_table.steps import (  # the names the parsers read
+    END,
+    OPERATION_NAMES,  # noqa: F401 - read from here by the parser tests
+)
 
-END = "<END>"
-OPERATION_NAMES = ("add_column", "select_row", "select_column", "group_column", "sort_column")
-"""The five operations a chain may name."""
 SORT_ORDERS = ("small to large", "large to small")
 """The two orders a sort reply may name."""
 
