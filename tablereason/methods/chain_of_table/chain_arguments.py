@@ -27,10 +27,13 @@ class ChainArgument:
         text: What stood between the call's parentheses (``row 1, row 3``); empty when
             the chain named the operation without an argument (``f_select_row()``).
         rows: Rows of the table when the chain was generated (row numbers refer to it).
+        added: Columns the table has gained since the chain was generated (by its own
+            add_column), which its later calls could not name.
     """
 
     text: str
     rows: int
+    added: tuple[str, ...] = ()
 
     @property
     def missing(self) -> bool:

@@ -7,9 +7,9 @@ the :class:`~tablereason.llm.Grammar` its reply must match; the step table
 - the plan: a chain that starts with an operation the graph allows now (or ``<END>``
   when it may end), continues only along the graph, skipped operations left out, and
   ends with ``<END>``; every call carries its arguments: row numbers the table has (or
-  ``*``), column names of the table exactly (after ``f_add_column(name)``, also a new
-  name), the two sort orders; in the large-table mode a condition or expression in SQL
-  over the table's columns (:mod:`tablereason.methods.constraints.sql`);
+  ``*``), column names of the table exactly, the two sort orders; in the large-table
+  mode a condition or expression in SQL over the table's columns
+  (:mod:`tablereason.methods.constraints.sql`);
 - each step's own reply: rows, columns, a group column, a sort column and order, one
   value per asked row, a condition, an expression;
 - the final answer: ``YES``/``NO`` for TabFact, the ``a | b`` list for WikiTQ.
@@ -72,15 +72,15 @@ MOST_COLUMNS = 6
 """Most columns a selection lists."""
 NAME_CHARS = 24
 """Longest name of a new column."""
-VALUE_CHARS = 40
-"""Longest value of a new column's cell."""
+VALUE_CHARS = 16
+"""Longest value of a new column's cell (a part of a cell: a year, a number, a name)."""
 ANSWER_ITEMS = 10
 """Most items of a WikiTQ answer."""
 
 _LETTER = Chars(((65, 90), (97, 122)))
-_NAME = seq(
-    _LETTER, Repeat(Chars(((48, 57), (65, 90), (97, 122), (95, 95), (32, 32))), 0, NAME_CHARS - 1)
-)
+_WORD = Chars(((48, 57), (65, 90), (97, 122), (95, 95)))
+_NAME = seq(_LETTER, Repeat(_WORD, 0, 11), Repeat(seq(" ", Repeat(_WORD, 1, 12)), 0, 2))
+"""A new column's name: up to three words of letters, digits and ``_``, a letter first."""
 _END_LINE = optional("\n")
 
 
@@ -114,29 +114,24 @@ def _calls(columns: Sequence[str], rows: int, *, column: Expr) -> dict[str, Expr
 
 
 def _chain(
-    allowed: Sequence[str],
-    skipped: set[str],
-    calls: Mapping[str, Expr],
-    after_new: Mapping[str, Expr],
-    rules: Rules,
+    allowed: Sequence[str], skipped: set[str], calls: Mapping[str, Expr], rules: Rules
 ) -> Rules:
     """Chain rules: ``allowed`` first, then along the graph to ``<END>``.
 
-    ``after_new`` are the calls once the chain has added a column (they may name it).
+    Every call names only what the table has now: a column the chain's own add_column
+    makes cannot be named by its later calls (a grammar cannot refer back to the name it
+    was given); the step that follows keeps such a column (see ``ChainArgument.added``).
     """
 
-    def then(op: str, new: bool) -> Ref:
-        # llama.cpp reads rule names of letters, digits and dashes only
-        name = f"chain-{op.replace('_', '-')}{'-new' if new else ''}"
+    def then(op: str) -> Ref:
+        name = f"chain-{op.replace('_', '-')}"  # llama.cpp reads letters, digits and dashes
         if name not in rules:  # the graph is a DAG: no rule refers back to itself
             options: list[Expr | str] = []
             for nxt in GRAPH[op]:
                 if nxt == END:
                     options.append(" -> <END>")
                 elif nxt not in skipped:
-                    added = new or nxt == "add_column"
-                    call = (after_new if new else calls)[nxt]
-                    options.append(seq(" -> ", call, then(nxt, added)))
+                    options.append(seq(" -> ", calls[nxt], then(nxt)))
             rules[name] = alt(*options)
         return Ref(name)
 
@@ -145,7 +140,7 @@ def _chain(
         if op == END:
             first.append("<END>")
         else:
-            first.append(seq(calls[op], then(op, op == "add_column")))
+            first.append(seq(calls[op], then(op)))
     rules["root"] = seq(optional(" "), alt(*first), _END_LINE)
     return rules
 
@@ -168,16 +163,14 @@ def chain_grammar(
         sql: The large-table mode: the columns as SQL sees them; select_row then takes
             ``where`` a condition and add_column ``name = expression``.
     """
-    rules: Rules = {"chain-new-column": alt(_columns(columns), _NAME)}
+    rules: Rules = {}
     calls = _calls(columns, rows, column=_columns(columns))
-    after_new = _calls(columns, rows, column=Ref("chain-new-column"))
     if sql is not None:
         rules.update(expression_rules(sql, root="sql-expression"))
         where = seq("f_select_row(", alt("*", seq("where ", Ref("cond"))), ")")
         add = seq("f_add_column(", _NAME, " = ", Ref("sql-expression"), ")")
-        for table in (calls, after_new):
-            table["select_row"], table["add_column"] = where, add
-    return grammar(_chain(allowed, skipped, calls, after_new, rules))
+        calls["select_row"], calls["add_column"] = where, add
+    return grammar(_chain(allowed, skipped, calls, rules))
 
 
 def _skipped(state: ChainState) -> set[str]:
@@ -205,7 +198,7 @@ def paper_plan(session: Session, *, allowed: list[str], state: ChainState) -> Gr
     """The reference's plan: allowed operations along the graph; arguments are free text."""
     free = seq("(", text_of("()\n", least=0, most=80), ")")
     calls = {op: seq(f"f_{op}", free) for op in GRAPH if op != "<init>"}
-    return grammar(_chain(allowed, _skipped(state), calls, calls, {}))
+    return grammar(_chain(allowed, _skipped(state), calls, {}))
 
 
 # ----------------------------------------------------------------------------- the steps
@@ -236,7 +229,8 @@ def sort(session: Session, *, table: Table) -> Grammar:
 
 def add_column_rows(session: Session, *, numbers: Sequence[int], named: bool) -> Grammar:
     """The efficient add-column reply: a name unless given, then ``row i : value`` per row."""
-    value = text_of("\n", most=VALUE_CHARS)
+    first = Chars(((10, 10), (32, 32), (124, 124)), negated=True)
+    value = seq(first, text_of("\n|", least=0, most=VALUE_CHARS - 1))
     lines = [seq(f"row {n} : ", value) for n in numbers]
     body: list[Expr | str] = []
     for i, line in enumerate(lines):

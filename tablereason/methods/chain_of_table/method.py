@@ -138,7 +138,7 @@ class ChainOfTable(TableMethod):
                 if op == END:
                     break
                 step = session.way(op).step
-                state = state.after(step(session, state.table, planner.argument(op)))
+                state = state.after(step(session, state.table, planner.argument(op, state.table)))
             answer = final_answer(session, state)
         except GroupCrash as err:
             return Prediction(

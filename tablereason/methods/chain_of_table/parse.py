@@ -188,16 +188,47 @@ def parse_rows(text: str, num_rows: int) -> list[int] | None:
     return sorted(picked)
 
 
+def split_names(text: str, names: Sequence[str], separator: str = ", ") -> list[str] | None:
+    """``text`` read as known names joined by ``separator``, exactly; ``None`` when it is not.
+
+    A constrained reply is written this way, so a name that holds the separator, or
+    ends in a comma, is read back whole.
+
+    Example:
+        >>> split_names("Year, Place, Rank", ["Year", "Place, Rank", "Rank"])
+        ['Year', 'Place, Rank']
+        >>> split_names("Year, Venue", ["Year"]) is None
+        True
+    """
+    ordered = sorted(set(names), key=len, reverse=True)
+    found: dict[int, list[str]] = {0: []}
+    for start in range(len(text) + 1):
+        if start not in found:
+            continue
+        at = start + len(separator) if start else 0
+        if start and not text.startswith(separator, start):
+            continue
+        for name in ordered:
+            end = at + len(name)
+            if name and text.startswith(name, at) and end not in found:
+                found[end] = [*found[start], name]
+    return found.get(len(text)) if text else None
+
+
 def match_columns(text: str, columns: Sequence[str]) -> list[str]:
     """Known column names mentioned in a comma-separated list, in table order.
 
-    Names are matched whole (so commas inside a name are fine), exactly first and
+    Names are matched whole (so commas inside a name are fine): the list read exactly
+    as names joined by ``", "`` when it is one, else item by item, exactly first and
     then case-insensitively.
 
     Example:
         >>> match_columns("Year, competition", ["Year", "Competition", "Venue"])
         ['Year', 'Competition']
     """
+    exact = split_names(text.strip(), columns)
+    if exact:
+        return [c for c in columns if c in exact]
     items = [i.strip().strip("'\"`") for i in text.split(",")]
     wanted = [i for i in items if i]
     found: set[str] = set()
@@ -215,6 +246,24 @@ def match_columns(text: str, columns: Sequence[str]) -> list[str]:
     return [c for c in columns if c in found]
 
 
+def column_list(text: str, columns: Sequence[str]) -> list[str]:
+    """The known columns a select-column reply lists, in table order.
+
+    The reply up to ``])`` (or the line's end) read exactly as names joined by ``", "``
+    when it is one (so a name holding ``]`` or a comma is read whole), else item by
+    item (:func:`match_columns`).
+
+    Example:
+        >>> column_list("Rank [a], Year])", ["Year", "Rank [a]"])
+        ['Year', 'Rank [a]']
+    """
+    body = text.split("])")[0].split("\n")[0].strip()
+    exact = split_names(body, columns)
+    if exact:
+        return [c for c in columns if c in exact]
+    return match_columns(list_body(text), columns)
+
+
 def parse_columns(text: str, columns: Sequence[str]) -> list[str]:
     """Efficient select-column reply: known column names, in table order.
 
@@ -222,7 +271,7 @@ def parse_columns(text: str, columns: Sequence[str]) -> list[str]:
         >>> parse_columns("Year, Competition])", ["Year", "Competition", "Venue"])
         ['Year', 'Competition']
     """
-    picked = match_columns(list_body(text), columns)
+    picked = column_list(text, columns)
     if not picked:
         raise fail(
             "no known column in the reply", text, "f_col([c1, c2]) with c in " + repr(columns)

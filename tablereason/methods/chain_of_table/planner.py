@@ -27,6 +27,7 @@ from tablereason.methods.chain_of_table.views import pipe_block
 from tablereason.prompts.render import render, template
 
 if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.table.value import Table
     from tablereason.trace.record import TraceStep
 
 __all__ = ["GRAPH", "INIT", "Planner", "allowed_next", "chain_text", "options_text"]
@@ -105,6 +106,7 @@ class Planner:
             profile with ``plan_arguments`` only).
         named: The operations that chain named, with or without an argument.
         rows: Rows of the table when that chain was generated.
+        columns: Its columns then.
         calls: Planning calls made so far.
     """
 
@@ -114,20 +116,22 @@ class Planner:
         self.arguments: dict[str, str] = {}
         self.named: set[str] = set()
         self.rows: int | None = None
+        self.columns: set[str] = set()
         self.calls = 0
 
-    def argument(self, op: str) -> ChainArgument | None:
-        """The argument the last generated chain gave ``op``.
+    def argument(self, op: str, table: Table) -> ChainArgument | None:
+        """The argument the last generated chain gave ``op``, now that the table is ``table``.
 
         ``None`` when the chain did not name ``op`` (or its arguments are not used);
         an empty text when it named ``op`` without an argument (``f_select_row()``).
         """
         if self.rows is None:
             return None
+        added = tuple(c for c in table.columns if c not in self.columns)
         text = self.arguments.get(op)
         if text is None:
-            return ChainArgument(text="", rows=self.rows) if op in self.named else None
-        return ChainArgument(text=text, rows=self.rows)
+            return ChainArgument("", self.rows, added) if op in self.named else None
+        return ChainArgument(text, self.rows, added)
 
     def _ask(self, step: TraceStep, state: ChainState, allowed: list[str]) -> str:
         """One planning call; the first allowed name of the generated chain (or ``<END>``)."""
@@ -146,6 +150,7 @@ class Planner:
             self.arguments = parse_chain_arguments(text)
             self.named = {n for n in names if n != END}
             self.rows = state.table.num_rows
+            self.columns = set(state.table.columns)
         choice = first_allowed(names, allowed)
         if choice is None:
             step.error = "no allowed operation in the generated chain; ending"

@@ -20,7 +20,7 @@ from tablereason.methods.chain_of_table.chain_arguments import (
     reasks_for,
     take_fallback,
 )
-from tablereason.methods.chain_of_table.parse import list_body, match_columns, parse_rows
+from tablereason.methods.chain_of_table.parse import column_list, parse_rows
 from tablereason.methods.chain_of_table.reference_parse import (
     parse_column_key_paper,
     parse_row_key_paper,
@@ -199,12 +199,12 @@ def efficient_select_column(
     step = timed_step(session.trace, "operation", "select_column", name)
 
     def key(text: str) -> tuple[str, ...] | None:
-        return tuple(match_columns(list_body(text), table.columns)) or None
+        return tuple(column_list(text, table.columns)) or None
 
     planned = from_chain(step, given, key)
     union: set[str] = set()
-    if planned:
-        union = set(planned)
+    if planned:  # with the columns the chain added, which it could not name
+        union = set(planned) | set(given.added if given is not None else ())
     elif take_fallback(session, step):
         step.note = (
             "the generated chain names no column of the table; all columns kept, no model call"

@@ -119,7 +119,7 @@ STEP_TABLE: tuple[StepDef, ...] = (
             "paper": Way("add_column:paper_add_column", "add_column", 150),
             "efficient": Way(
                 "add_column:efficient_add_column", "add_column", 16, ("\n\n", "*/"),
-                "grammars:add_column_rows", per_row=12,
+                "grammars:add_column_rows", per_row=16,
             ),
             "large": Way(
                 "large:add_column", "add_column", 48, ("\n",), "grammars:column_expression"
