@@ -1,12 +1,15 @@
 r"""Reading the SQL query or Python program out of a model's reply.
 
 Small models seldom answer with code alone: they wrap it in markdown fences, open with a
-sentence, echo ``#`` comment lines, add ``--`` comments, write a second query after the
-first, or explain what the code does. :func:`extract_sql` and :func:`extract_python`
-find the code in such a reply without running anything: they strip what is not code and
-keep the longest stretch of lines that parses (with sqlglot in the DuckDB dialect, or
-with :mod:`ast`). Neither ever raises; when nothing parses they return their best
-candidate, so the caller's parser reports the error on the text the model meant as code.
+sentence, echo ``#`` comment lines, add ``--`` comments, or explain what the code does.
+:func:`extract_sql` and :func:`extract_python` find the code in such a reply without
+running anything. :func:`extract_sql` takes a whole statement out of prose and fences and
+never a part of one: a reply that holds more than one statement, or a statement other
+than a query, comes back whole for the SQL guard to refuse (a fragment taken out of
+``CREATE VIEW v AS SELECT ...`` would run). :func:`extract_python` keeps the longest
+stretch of lines that parses with :mod:`ast`. Neither ever raises; when nothing parses
+they return their best candidate, so the caller's parser reports the error on the text
+the model meant as code.
 
 Example:
     >>> extract_sql("Here is the query:\n```sql\nSELECT \"a\" FROM t; -- the a\n```")
@@ -26,11 +29,33 @@ from sqlglot import exp
 __all__ = ["extract_python", "extract_sql", "sql_parses"]
 
 _FENCE_LINE = re.compile(r"^[ \t]*```[ \t]*([\w+.-]*)[ \t]*$")
-_SQL_START = re.compile(r"\b(?:SELECT|WITH\s+(?:RECURSIVE\s+)?[\w\"]+[^;]*?\bAS\s*\()", re.I)
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
-_SQL_KEYWORD_START = re.compile(r"^\s*(?:SELECT|WITH)\b", re.I)
+_LINE_BREAK = re.compile(r"\r\n|[\n\r\x00\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+"""What ends a line for the extractor: every line break Python knows, and NUL."""
+_FIRST_WORD = re.compile(r"[^\W\d_]\w*")
 _MAX_LINES = 200
-_MAX_CANDIDATES = 8
+
+STATEMENT_WORDS = frozenset((
+    "SELECT", "WITH", "INSERT", "UPDATE", "DELETE", "MERGE", "UPSERT", "CREATE", "DROP", "ALTER",
+    "TRUNCATE", "COPY", "ATTACH", "DETACH", "PRAGMA", "SET", "RESET", "USE", "INSTALL", "FORCE",
+    "LOAD", "CALL", "EXPORT", "IMPORT", "CHECKPOINT", "VACUUM", "ANALYZE", "EXPLAIN", "DESCRIBE",
+    "DESC", "SHOW", "SUMMARIZE", "BEGIN", "START", "COMMIT", "ROLLBACK", "ABORT", "END", "GRANT",
+    "REVOKE", "PREPARE", "EXECUTE", "DEALLOCATE", "COMMENT", "PIVOT", "UNPIVOT", "DECLARE", "LOCK",
+))  # fmt: skip
+"""First words of SQL statements: a line that begins with one begins a statement."""
+_SQL_WORDS = (
+    STATEMENT_WORDS
+    | {
+        word
+        for word in (
+            *sqlglot.tokens.Tokenizer.KEYWORDS,
+            *sqlglot.Dialect.get_or_raise("duckdb").tokenizer_class.KEYWORDS,
+        )
+        if word.isalpha()
+    }
+    | {"FROM", "VALUES", "TABLE"}
+)
+"""Words that are SQL: a line that begins with one is not prose."""
 
 
 def sql_parses(query: str) -> bool:
@@ -40,31 +65,25 @@ def sql_parses(query: str) -> bool:
         >>> sql_parses('SELECT "a" FROM t'), sql_parses("# SELECT a"), sql_parses("DROP TABLE t")
         (True, False, False)
     """
-    return _sql_verdict(query) is True
-
-
-def _sql_verdict(query: str) -> bool | int:
-    """True when ``query`` is one query; else False, or the 1-based line a parse error names."""
     if not query.strip():
         return False
     try:
         trees = [t for t in sqlglot.parse(query, read="duckdb") if t is not None]
-    except sqlglot.errors.ParseError as error:
-        line = (error.errors[0].get("line") if error.errors else None) or 0
-        return line if isinstance(line, int) and line > 0 else False
-    except Exception:  # sqlglot raises several kinds (TokenError, ValueError, ...)
+    except Exception:  # sqlglot raises several kinds (ParseError, TokenError, ValueError...)
         return False
     return len(trees) == 1 and isinstance(trees[0], exp.Query)
 
 
-def _fenced(text: str, languages: tuple[str, ...]) -> str | None:
-    """The body of the first fenced block (one in ``languages`` first), or None."""
+def _blocks(text: str) -> tuple[list[tuple[str, str]], str]:
+    """The fenced blocks of ``text`` (language, body), and the text outside them."""
     lines = text.split("\n")
     blocks: list[tuple[str, str]] = []
+    outside: list[str] = []
     index = 0
     while index < len(lines):
         match = _FENCE_LINE.match(lines[index])
         if match is None:
+            outside.append(lines[index])
             index += 1
             continue
         end = index + 1
@@ -72,124 +91,180 @@ def _fenced(text: str, languages: tuple[str, ...]) -> str | None:
             end += 1
         blocks.append((match.group(1).lower(), "\n".join(lines[index + 1 : end])))
         index = end + 1
-    if not blocks:
-        return None
+    return blocks, "\n".join(outside)
+
+
+def _preferred(blocks: list[tuple[str, str]], languages: tuple[str, ...]) -> str:
+    """The body of the first block in one of ``languages``, else of the first filled one."""
     preferred = [body for language, body in blocks if language in languages and body.strip()]
     filled = [body for _, body in blocks if body.strip()]
     return (preferred or filled or [blocks[0][1]])[0]
 
 
-def _sql_without_comments(text: str) -> str:
-    """The text without ``--`` and ``/* */`` comments, ``#`` comment lines and backticks.
+def _lines(text: str) -> list[tuple[int, str]]:
+    """Each line of ``text`` with its offset (lines end at any line break, or NUL)."""
+    found: list[tuple[int, str]] = []
+    start = 0
+    for match in _LINE_BREAK.finditer(text):
+        found.append((start, text[start : match.start()]))
+        start = match.end()
+    found.append((start, text[start:]))
+    return found
 
-    Quoted strings (``'...'``) and identifiers (``"..."``) are kept as they are.
+
+def _first_word(line: str) -> str:
+    """The line's first word, past spaces, punctuation and comment markers (upper-cased)."""
+    match = _FIRST_WORD.search(line)
+    return match.group(0).upper() if match else ""
+
+
+def _starts_statement(line: str) -> bool:
+    return _first_word(line) in STATEMENT_WORDS
+
+
+def _holds_statement(text: str) -> bool:
+    """Whether a line of ``text``, or a part after a ``;``, begins with a statement word.
+
+    Read without regard to quotes or comments, so nothing can hide a statement from it
+    (a statement in a comment counts too).
     """
-    out: list[str] = []
+    return any(_starts_statement(part) for _, line in _lines(text) for part in line.split(";"))
+
+
+def _code(reply: str) -> str:
+    """The part of a reply that is code: its fenced blocks, else its code spans, else all.
+
+    When several blocks (or spans) hold a statement, or one holds a statement and a line
+    outside the blocks begins one, all of them are kept, so that the query is refused as
+    more than one statement rather than one of them run.
+    """
+    blocks, outside = _blocks(reply)
+    if blocks:
+        bodies = [body for _, body in blocks if _holds_statement(body)]
+        if bodies and _holds_statement(outside):
+            bodies.append(outside)
+        if len(bodies) > 1:
+            return "\n;\n".join(bodies)
+        return (
+            bodies[0] if bodies else _preferred(blocks, ("sql", "duckdb", "sqlite", "postgresql"))
+        )
+    spans = [m.group(1) for m in _INLINE_CODE.finditer(reply)]
+    with_statements = [span for span in spans if _holds_statement(span)]
+    if len(with_statements) == 1 and not _holds_statement(_INLINE_CODE.sub(" ", reply)):
+        return with_statements[0]
+    return reply
+
+
+def _top_level_semicolon(text: str) -> int | None:
+    """The offset of the first ``;`` outside quotes and comments, if any."""
     i, n = 0, len(text)
-    line_start = True
     while i < n:
         char = text[i]
         if char in "'\"":
             end = i + 1
-            while end < n:
-                if text[end] == char:
-                    if end + 1 < n and text[end + 1] == char:  # doubled quote inside
-                        end += 2
-                        continue
-                    break
-                end += 1
-            out.append(text[i : end + 1])
-            i, line_start = end + 1, False
-        elif text.startswith("--", i) or (char == "#" and line_start):
-            end = text.find("\n", i)
-            i = n if end < 0 else end
+            while end < n and not (text[end] == char and text[end + 1 : end + 2] != char):
+                end += 2 if text[end] == char else 1  # a doubled quote stays inside
+            i = end + 1
+        elif text.startswith("--", i):
+            breaks = [p for p in (text.find("\n", i), text.find("\r", i)) if p >= 0]
+            i = min(breaks) if breaks else n
         elif text.startswith("/*", i):
             end = text.find("*/", i + 2)
             i = n if end < 0 else end + 2
-            out.append(" ")
-        elif char == "`":
-            out.append(" ")
-            i += 1
-        else:
-            out.append(char)
-            line_start = char == "\n" or (line_start and char in " \t")
-            i += 1
-    return "".join(out)
-
-
-def _first_statement(text: str) -> str:
-    """The text up to the first ``;`` outside quotes."""
-    quote = ""
-    for i, char in enumerate(text):
-        if quote:
-            if char == quote:
-                quote = ""
-        elif char in "'\"":
-            quote = char
         elif char == ";":
-            return text[:i]
-    return text
-
-
-def _longest_sql(candidate: str) -> str | None:
-    """The longest run of the candidate's first lines that parses as one query.
-
-    A parse error names its line; no run that reaches past that line is tried.
-    """
-    lines = _first_statement(candidate).split("\n")[:_MAX_LINES]
-    end = len(lines)
-    while end > 0:
-        query = "\n".join(lines[:end])
-        verdict = _sql_verdict(query)
-        if verdict is True:
-            return query.strip()
-        end = min(end - 1, verdict) if isinstance(verdict, int) and verdict > 0 else end - 1
+            return i
+        else:
+            i += 1
     return None
 
 
-def extract_sql(reply: str, *, prefix: str = "") -> str:
-    r"""The SQL query in a model's reply (never raises).
+def _is_prose(line: str) -> bool:
+    """A line that cannot continue a statement: it starts with a word that is not SQL."""
+    stripped = line.strip()
+    if not stripped or stripped.startswith("#"):
+        return True
+    match = re.match(r"[^\W\d_]\w*", stripped)
+    return match is not None and match.group(0).upper() not in _SQL_WORDS
 
-    Takes the first fenced block (or an inline code span in backticks holding a query)
-    when there is one; drops ``--``, ``/* */`` and ``#`` comments and backticks; starts at
-    the first ``SELECT`` or ``WITH`` (one at the start of a line first); ends at the first
-    ``;`` and keeps the longest run of lines that parses, so a second query or a trailing
-    explanation is left out.
+
+def _opens_reply(line: str, prefix: str) -> bool:
+    """Whether a line before a continuation of ``prefix`` is not part of it.
+
+    Blank lines, echoed ``#`` lines and sentences (words that are not SQL, ended by ``.``,
+    ``:``, ``!`` or ``?``, that do not continue ``prefix`` into a query) are not.
+    """
+    if _starts_statement(line):
+        return False
+    stripped = line.strip()
+    if not stripped or stripped.startswith("#"):
+        return True
+    sentence = re.search(r"[.:!?]$", stripped) is not None
+    return sentence and _is_prose(line) and not sql_parses(f"{prefix} {stripped}")
+
+
+def _ended(statement: str) -> str:
+    """The statement without what follows it: a ``;`` and prose, or trailing prose lines.
+
+    Text after the first ``;`` is left out only when no statement begins in it; trailing
+    lines are left out only while the statement does not parse and they read as prose.
+    """
+    semicolon = _top_level_semicolon(statement)
+    if semicolon is not None:
+        if _holds_statement(statement[semicolon + 1 :]):
+            return statement.strip()  # more than one statement: refused as a whole
+        return statement[:semicolon].strip()
+    lines = _lines(statement)[:_MAX_LINES]
+    end = len(lines)
+    while end > 1 and not sql_parses(statement[: lines[end - 1][0] + len(lines[end - 1][1])]):
+        if not _is_prose(lines[end - 1][1]):
+            break
+        end -= 1
+    offset, last = lines[end - 1]
+    return statement[: offset + len(last)].strip()
+
+
+def extract_sql(reply: str, *, prefix: str = "") -> str:
+    r"""The SQL statement in a model's reply, whole (never raises).
+
+    The code is the reply's fenced block (or a code span in backticks) when there is one;
+    prose before the statement (lines that do not begin with a SQL statement word such as
+    ``SELECT``, ``WITH``, ``CREATE`` or ``COPY``) and after it (past a ``;``, or lines of
+    words that are not SQL) is left out. Nothing inside the statement is dropped, its
+    comments included, and no statement is taken out of another: a reply that holds a
+    second statement, or a statement other than a query, comes back whole, so the SQL
+    guard refuses it as :meth:`Table.sql` does.
 
     Args:
         reply: The model's text.
-        prefix: What the prompt ended with when it began the query itself (``"SELECT"``);
-            put before a reply that does not start a query of its own.
+        prefix: What the prompt ended with when it began the query itself (``"SELECT"``):
+            the reply then continues it from its first line (past blank lines, echoed
+            ``#`` lines and opening sentences) unless that line begins a statement of its
+            own.
 
     Returns:
-        The query, or the best candidate (stripped) when no part of the reply parses.
+        The statement, or the code part without its ``#`` lines (stripped) when no
+        statement begins in it.
 
     Example:
         >>> extract_sql(' "name" FROM t\nORDER BY "score" DESC\nLIMIT 1', prefix="SELECT")
         'SELECT "name" FROM t\nORDER BY "score" DESC\nLIMIT 1'
-        >>> extract_sql("# The previous attempt failed\nSELECT 1;\nSELECT 2;")
+        >>> extract_sql("# The previous attempt failed\nSELECT 1;\nThis is the answer.")
         'SELECT 1'
+        >>> extract_sql("SELECT 1;\nSELECT 2;")
+        'SELECT 1;\nSELECT 2;'
     """
-    fenced = _fenced(reply, ("sql", "duckdb", "sqlite", "postgresql"))
-    if fenced is None:
-        spans = (m.group(1) for m in _INLINE_CODE.finditer(reply))
-        fenced = next((span for span in spans if _SQL_START.search(span)), None)
-    text = _sql_without_comments(fenced if fenced is not None else reply)
-    candidates: list[str] = []
-    if prefix and not _SQL_KEYWORD_START.match(text):
-        candidates.append(f"{prefix} {text.lstrip()}")
-    starts = [m.start() for m in _SQL_START.finditer(text)]
-    line_starts = [
-        s for s in starts if not text[:s].strip(" \t") or text[:s].rstrip(" \t")[-1] == "\n"
-    ]
-    candidates += [text[s:] for s in line_starts]
-    candidates += [text[s:] for s in starts if s not in line_starts]
-    for candidate in candidates[:_MAX_CANDIDATES]:
-        query = _longest_sql(candidate)
-        if query is not None:
-            return query
-    best = candidates[0] if candidates else text
-    return _first_statement(best).strip()
+    code = _code(reply)
+    lines = _lines(code)
+    for index, (offset, line) in enumerate(lines):
+        if (prefix and _opens_reply(line, prefix)) or (not prefix and not _starts_statement(line)):
+            continue  # prose before the statement
+        if any(_holds_statement(before) for _, before in lines[:index]):
+            return code.strip()  # a statement after a ";" in the prose: refused as a whole
+        if prefix and not _starts_statement(line):
+            return _ended(f"{prefix} {code[offset:].lstrip()}")
+        return _ended(code[offset:])
+    prose = [line for _, line in lines if line.strip() and not line.lstrip().startswith("#")]
+    return "\n".join(prose).strip()
 
 
 def _python_parses(code: str) -> bool:
@@ -210,8 +285,8 @@ def _python_body(reply: str) -> str:
     before = "\n".join(lines[:first])
     if before.strip() and _python_parses(before) and _code_statements(before):
         return before  # the prompt opened the fence; this one closes it
-    fenced = _fenced(reply, ("python", "py", "python3"))
-    return fenced if fenced is not None else reply
+    blocks, _ = _blocks(reply)
+    return _preferred(blocks, ("python", "py", "python3"))
 
 
 def _code_statements(code: str) -> list[ast.stmt]:

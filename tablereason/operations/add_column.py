@@ -12,22 +12,31 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import duckdb
 from pydantic import Field, model_validator
 from sqlglot import exp
 
 from tablereason.errors import SQLError, TableError
 from tablereason.operations.catalog import OperationArgs, operation
-from tablereason.operations.row_expressions import compile_expression
+from tablereason.operations.expression_bounds import (
+    MAX_LAYERS,
+    ExpressionLimits,
+    Input,
+    bound,
+    check_bound,
+    check_output,
+    expression_limits,
+    with_measured,
+)
+from tablereason.operations.row_expressions import Compiled, compile_expression
 from tablereason.table.lineage import Step
-from tablereason.table.relation import Column
-from tablereason.table.storage import new_name
+from tablereason.table.relation import Column, Computed, closure, result
+from tablereason.table.storage import RID, ident, new_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table.value import Table
 
-TIMEOUT_S = 30.0
 _FRACTIONAL = ("DOUBLE", "FLOAT", "REAL")
+_WHAT = "the expression"
 
 
 class AddColumnArgs(OperationArgs):
@@ -96,55 +105,112 @@ def _computed(table: Table, args: AddColumnArgs) -> Table:
     """The column computed by DuckDB from other columns, evaluated wherever it is read.
 
     The expression is run over every row once here, so that an error in it (a failed
-    cast, a time limit) surfaces now, as it would if its results were stored; the
-    column then holds the expression, not a copy of the results (row expressions are
-    deterministic: see :mod:`tablereason.operations.row_expressions`). A stored copy
-    would cost memory in proportion to the table, and joining it back for each read
-    costs a hash table of every row.
+    cast, a time limit) surfaces now, as it would if its results were stored, and so
+    that its text is measured; the column then holds the expression, not a copy of the
+    results (row expressions are deterministic: see
+    :mod:`tablereason.operations.row_expressions`). A stored copy would cost memory in
+    proportion to the table, and joining it back for each read costs a hash table of
+    every row. A later expression over this column reads it by name, so columns
+    computed from computed columns stay as small as their own expressions; past
+    :data:`~tablereason.operations.expression_bounds.MAX_LAYERS` of them, the table's
+    computed columns are stored first (see :func:`_stored`).
     """
     assert args.expression is not None
     kernel = table.kernel
-    store = kernel.store
-    with kernel.scan() as scan:
-        value, types = compile_expression(table, args.expression, scan)
-        if not table.num_rows:  # checked, but nothing to compute
-            source = store.add_base([[]], 0, rids=kernel.row_ids())
-            column = Column(args.name, args.name, source, "c0")
-            step = Step(operation="add_column", args=args, detail={"types": types})
-            return kernel.derive(step, columns=[*kernel.refs, column], records=[])
-        try:
-            with store.time_limit(TIMEOUT_S):
-                kind = store.fetch(scan.select(exp.func("typeof", value.copy())).limit(1))
-                if kind and str(kind[0][0]).upper() in _FRACTIONAL:
-                    value = _number_text(value)
-                text = exp.func(
-                    "coalesce",
-                    exp.cast(value, exp.DataType.build("VARCHAR")),
-                    exp.Literal.string(""),
-                )
-                # Every row's text, computed and measured (not stored).
-                store.fetch(scan.select(exp.func("max", exp.func("length", text.copy()))))
-        except duckdb.InterruptException:
-            raise SQLError(
-                f"the expression ran longer than {TIMEOUT_S:g} s and was stopped"
-            ) from None
-        except duckdb.Error as error:
-            raise SQLError(
-                f"the expression {args.expression!r} failed: {str(error).splitlines()[0]}; "
-                f"columns read as {types}"
-            ) from None
-        stored = scan.portable(text)
-    column = Column(args.name, args.name, kernel.base, new_name("expr"), expression=stored)
+    limits = expression_limits()
+    step = Step(operation="add_column", args=args)
+    refs = list(kernel.refs)
+    over = table
+    if sum(c.computed is not None for c in closure(refs)) >= MAX_LAYERS:
+        refs = _stored(table)
+        over = kernel.derive(step, columns=refs)  # the same table over the stored copies
+    compiled = compile_expression(over, args.expression)
+    check_bound(compiled.bound, [*refs, *compiled.inputs], table.num_rows, limits, _WHAT)
+    types = compiled.types
     step = Step(operation="add_column", args=args, detail={"types": types})
-    return kernel.derive(step, columns=[*kernel.refs, column])
+    if not table.num_rows:  # checked, but nothing to compute
+        source = kernel.store.add_base([[]], 0, rids=kernel.row_ids())
+        column = Column(args.name, args.name, source, "c0")
+        return kernel.derive(step, columns=[*refs, column], records=[])
+    what = f"the expression {args.expression!r}"
+    try:
+        raw = _column(args.name, compiled, None, limits, kernel.base)
+        with over.kernel.scan(raw, what=what) as scan:
+            kind = kernel.store.fetch(scan.select(exp.func("typeof", scan.value(raw))).limit(1))
+        text = _number_text() if kind and str(kind[0][0]).upper() in _FRACTIONAL else _text()
+        column = _column(args.name, compiled, text, limits, kernel.base)
+        with over.kernel.scan(column, what=what) as scan:
+            size = exp.func("strlen", scan.value(column))
+            # Every row's text, computed and measured (not stored).
+            largest, total = kernel.store.fetch(
+                scan.select(exp.func("max", size), exp.func("sum", size.copy()))
+            )[0]
+    except SQLError as error:
+        raise SQLError(f"{error}; columns read as {types}") from None
+    column = with_measured(column, int(largest or 0), int(total or 0))
+    check_output(column, refs, limits)
+    return kernel.derive(step, columns=[*refs, column])
 
 
-def _number_text(value: exp.Expr) -> exp.Expr:
-    """A fractional number as text: whole numbers without ``.0``, others to 9 decimals."""
-    whole = exp.and_(
-        exp.EQ(this=value.copy(), expression=exp.func("trunc", value.copy())),
-        exp.LT(this=exp.func("abs", value.copy()), expression=exp.Literal.number("1e15")),
+def _stored(table: Table) -> list[Column]:
+    """The table's columns, its computed ones replaced by stored copies of their text.
+
+    The copies hold the table's rows (by row id), so any table derived later reads
+    them; each keeps the size of its text for the limits on computed text.
+    """
+    kernel = table.kernel
+    computed = [c for c in kernel.refs if c.computed is not None]
+    with kernel.scan() as scan:
+        select = scan.select(
+            exp.alias_(scan.rid, ident(RID)),
+            *(exp.alias_(scan.value(c), ident(f"c{i}")) for i, c in enumerate(computed)),
+        )
+        base, _ = kernel.store.add_query(select)
+    copies = {
+        c.key: Column(c.name, c.label, base, f"c{i}", stored_bytes=c.computed.total_bytes)
+        for i, c in enumerate(computed)
+        if c.computed is not None
+    }
+    return [copies.get(c.key, c) for c in kernel.refs]
+
+
+def _column(
+    name: str, compiled: Compiled, text: exp.Expr | None, limits: ExpressionLimits, base: str
+) -> Column:
+    """The computed column of ``compiled``, its text built by ``text`` (over the value)."""
+    size = compiled.bound.value_bytes
+    work = compiled.bound.work
+    if text is not None:  # the text's parts, the value (counted already) their input
+        work += bound(_text(), lambda _: Input(size)).work - size
+    computed = Computed(
+        value=compiled.value,
+        inputs=compiled.inputs,
+        text=text,
+        seconds=limits.seconds,
+        max_bytes=size,
+        work=work,
+        growth=compiled.bound.growth,
     )
-    integral = exp.cast(exp.cast(value.copy(), exp.DataType.build("BIGINT")), "VARCHAR")
-    rounded = exp.cast(exp.func("round", value.copy(), exp.Literal.number(9)), "VARCHAR")
-    return exp.Case(ifs=[exp.If(this=whole, true=integral)], default=rounded)
+    return Column(name, name, base, new_name("expr"), computed=computed)
+
+
+def _text() -> exp.Expr:
+    """The value as text (``NULL`` as ""); the value is read once (see :func:`_number_text`)."""
+    return exp.func(
+        "coalesce", exp.cast(result(), exp.DataType.build("VARCHAR")), exp.Literal.string("")
+    )
+
+
+def _number_text() -> exp.Expr:
+    """A fractional number as text, to 9 decimals; whole ones below 10^15 without ``.0``.
+
+    ``-0`` reads as ``0``.
+
+    The value is read once: DuckDB's optimizer may copy it into each place it is read,
+    and over columns computed from one another copies would multiply.
+    """
+    text = exp.cast(exp.func("round", result(), exp.Literal.number(9)), "VARCHAR")
+    digits = exp.Literal.string(r"^(-?[0-9]{1,15})\.0$")
+    whole = exp.func("regexp_replace", text, digits, exp.Literal.string(r"\1"))
+    zero = exp.func("regexp_replace", whole, exp.Literal.string("^-0$"), exp.Literal.string("0"))
+    return exp.func("coalesce", zero, exp.Literal.string(""))

@@ -12,27 +12,31 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import duckdb
 import numpy as np
-from pydantic import Field
 from sqlglot import exp
 
 from tablereason.errors import SQLError
 from tablereason.operations.catalog import OperationArgs, operation
+from tablereason.operations.expression_bounds import check_bound, expression_limits
 from tablereason.operations.row_expressions import compile_expression
 from tablereason.table.lineage import Step
-from tablereason.table.storage import POS, RID, ident
+from tablereason.table.relation import Column, Computed
+from tablereason.table.storage import POS, RID, ident, new_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table.value import Table
 
-TIMEOUT_S = 30.0
-
 
 class FilterRowsArgs(OperationArgs):
-    """The condition, one SQL expression over the columns (``weather = 'snow'``)."""
+    """The condition, one SQL expression over the columns (``weather = 'snow'``).
 
-    condition: str = Field(min_length=1)
+    An empty condition is refused by :func:`filter_rows` with a ``SQLError``, as other
+    text that is not a condition is: the text is a model's, and no check of it here may
+    fail otherwise (a length constraint would make pydantic refuse text holding a lone
+    surrogate with its own error).
+    """
+
+    condition: str
 
 
 @operation(
@@ -58,33 +62,37 @@ def filter_rows(table: Table, args: FilterRowsArgs) -> Table:
         [['mon', '12'], ['wed', '40']]
     """
     kernel = table.kernel
-    with kernel.scan() as scan:
-        condition, types = compile_expression(table, args.condition, scan)
-        if not table.num_rows:  # checked, but nothing to run it on
-            step = Step(operation="filter_rows", args=args, detail={"types": types})
-            return kernel.derive(step, rows=kernel.row_ids(), records=kernel.held_cells())
-        query = (
-            scan.select(exp.alias_(scan.rid, ident(RID)), exp.alias_(scan.pos, ident(POS)))
-            .where(condition, copy=False)
-            .order_by(scan.pos, copy=False)
-        )
-        store = kernel.store
-        try:
-            with store.time_limit(TIMEOUT_S):
-                found = store.fetch_numpy(query)
-        except duckdb.InterruptException:
-            raise SQLError(
-                f"the condition ran longer than {TIMEOUT_S:g} s and was stopped"
-            ) from None
-        except duckdb.Error as error:
-            raise SQLError(
-                f"the condition {args.condition!r} failed: {str(error).splitlines()[0]}; "
-                f"columns read as {types}: compare numbers with numbers and quote text"
-            ) from None
+    limits = expression_limits()
+    compiled = compile_expression(table, args.condition)
+    check_bound(compiled.bound, compiled.inputs, table.num_rows, limits, "the condition")
+    step = Step(operation="filter_rows", args=args, detail={"types": compiled.types})
+    if not table.num_rows:  # checked, but nothing to run it on
+        return kernel.derive(step, rows=kernel.row_ids(), records=kernel.held_cells())
+    condition = Column(
+        "",
+        "",
+        kernel.base,
+        new_name("condition"),
+        computed=Computed(
+            compiled.value, compiled.inputs, seconds=limits.seconds, work=compiled.bound.work
+        ),
+    )
+    try:
+        with kernel.scan(condition, what=f"the condition {args.condition!r}") as scan:
+            query = (
+                scan.select(exp.alias_(scan.rid, ident(RID)), exp.alias_(scan.pos, ident(POS)))
+                .where(scan.value(condition), copy=False)
+                .order_by(scan.pos, copy=False)
+            )
+            found = kernel.store.fetch_numpy(query)
+    except SQLError as error:
+        raise SQLError(
+            f"{error}; columns read as {compiled.types}: compare numbers with numbers and "
+            "quote text"
+        ) from None
     rows = np.asarray(found[RID], dtype=np.int64)
     cells = kernel.held_cells()
     records = None
     if cells is not None:
         records = [cells[i] for i in np.asarray(found[POS], dtype=np.int64).tolist()]
-    step = Step(operation="filter_rows", args=args, detail={"types": types})
     return kernel.derive(step, rows=rows, records=records)

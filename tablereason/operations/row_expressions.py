@@ -1,18 +1,24 @@
-"""Row expressions: SQL conditions and values over a table's columns, checked and typed.
+r"""Row expressions: SQL conditions and values over a table's columns, checked and typed.
 
 ``filter_rows`` keeps the rows where a condition holds and ``add_column`` can compute
 a column from an expression; both take text a model may have written, so this module
-turns that text into a safe DuckDB expression over the table's storage:
+turns that text into a safe DuckDB expression over the table's visible columns:
 
-1. :func:`parse_expression` parses one SQL expression with sqlglot (DuckDB dialect),
-   wraps it in ``SELECT * FROM t WHERE ...`` and passes that through
-   :func:`tablereason.table.sqlguard.check_select`, the same guard as model-written SQL;
-2. it also refuses what has no meaning row by row: subqueries, aggregates, window
-   functions, ``*`` and parameters;
-3. :func:`compile_expression` resolves every column reference against the table
-   (exact name, then case-insensitive, as :meth:`Table.column` does) and replaces it
-   by the cell read as the column's type (:func:`column_types`): ``number`` columns
-   compare as numbers, ``date`` and ``timestamp`` ones as dates, text as text.
+1. :func:`parse_expression` refuses text that is too long, is not valid Unicode or is
+   nested too deeply *before* sqlglot parses it (the parser recurses), parses one SQL
+   expression (DuckDB dialect), passes it through
+   :func:`tablereason.table.sqlguard.check_select` (the guard of model-written SQL),
+   and through the allow-list of :mod:`tablereason.operations.expression_checks`;
+2. :func:`compile_expression` resolves every column reference against the table's
+   visible columns (exact name, then case-insensitive, as :meth:`Table.column` does)
+   and replaces it by an input slot read as the column's type (:func:`column_types`):
+   ``number`` columns compare as numbers, ``date`` and ``timestamp`` ones as dates,
+   text as text. The result is evaluated over a relation that holds those inputs and
+   nothing else (:mod:`tablereason.table.relation`), so no spelling, position or
+   error message reaches a column the table does not show: a column dropped upstream,
+   the row id, another table;
+3. it also bounds what the expression can produce from the largest cell of each input
+   (:mod:`tablereason.operations.expression_bounds`).
 
 Cells are text; a column counts as ``number`` (``date``, ``timestamp``) when every
 non-empty cell reads as one (thousands separators allowed in numbers). Empty cells
@@ -26,141 +32,99 @@ Example:
     '"snow cm" > 10'
     >>> sorted(column_types(t, ["day", "snow cm"]).items())
     [('day', 'text'), ('snow cm', 'number')]
+    >>> compile_expression(t, '"snow cm" > 10').value.sql("duckdb")
+    'TRY_CAST(NULLIF(REPLACE(TRIM("i"."v0"), \',\', \'\'), \'\') AS DOUBLE) > 10'
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 import sqlglot
 from sqlglot import exp
 
 from tablereason.errors import SQLError, UnknownColumnError
-from tablereason.table.sqlguard import check_select
-from tablereason.table.storage import DIALECT, ident, table_ref
+from tablereason.operations.expression_bounds import Bound, Input, bound, expression_limits
+from tablereason.operations.expression_checks import TABLE_NAME, check_nodes
+from tablereason.table.relation import Column, slot
+from tablereason.table.sqlguard import check_nesting, check_select
+from tablereason.table.storage import DIALECT, Store, ident, table_ref
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tablereason.table.relation import Scan
     from tablereason.table.value import Table
 
 ColumnType = Literal["number", "date", "timestamp", "text", "empty"]
-TABLE_NAME = "t"
 SAMPLE_ROWS = 2000
 """Rows read first to rule out column types before every row is checked."""
-MAX_EXPRESSION_CHARS = 2000
 
-_ROW_LEVEL_FORBIDDEN: tuple[tuple[type[exp.Expr], str], ...] = (
-    (exp.Query, "a subquery"),
-    (exp.Subquery, "a subquery"),
-    (exp.AggFunc, "an aggregate function"),
-    (exp.Window, "a window function"),
-    (exp.Star, "*"),
-    (exp.Placeholder, "a parameter"),
-    (exp.Parameter, "a parameter"),
-    (exp.Table, "a table reference"),
+_cell_bytes: weakref.WeakKeyDictionary[Store, dict[tuple[str, str], int]] = (
+    weakref.WeakKeyDictionary()
 )
-
-_ROW_LEVEL_FUNCTIONS: tuple[str, ...] = (
-    "Lower", "Upper", "Trim", "Length", "Substring", "Left", "Right", "Reverse", "Replace",
-    "RegexpExtract", "RegexpLike", "RegexpReplace", "Contains", "StartsWith", "EndsWith",
-    "StrPosition", "SplitPart", "Concat", "ConcatWs", "Cast", "TryCast", "StrToTime",
-    "StrToDate", "TimeToStr", "Year", "Month", "Day", "DayOfWeek", "DayOfMonth", "DayOfYear",
-    "Week", "Quarter", "Hour", "Minute", "Second", "Extract", "DateDiff", "TimestampTrunc",
-    "DateTrunc", "Dayname", "Monthname", "Case", "If", "Coalesce", "Nullif", "Greatest",
-    "Least", "Abs", "Round", "Floor", "Ceil", "Trunc", "Sqrt", "Ln", "Log", "Pow", "Sign",
-    "IsNan",
-)
-"""sqlglot function classes a row expression may call: scalar functions whose result
-is at most about as large as their arguments. Functions that build values of a size the
-text chooses (``repeat``, ``lpad``, ``range``, lists, ``printf`` widths) are refused,
-since row expressions run on the process's own database, not in the SQL worker."""
-
-_ROW_LEVEL_NAMES = frozenset({"date_part", "datepart", "strlen", "prefix", "suffix"})
-"""Function names sqlglot does not type (``exp.Anonymous``) that are allowed too."""
-
-_ALLOWED_FUNCTIONS: tuple[type[exp.Expr], ...] = tuple(
-    getattr(exp, name) for name in _ROW_LEVEL_FUNCTIONS if hasattr(exp, name)
-)
-_LITERAL_REPLACEMENT: tuple[type[exp.Expr], ...] = (exp.Replace, exp.RegexpReplace)
+"""Largest cell, in bytes, of each physical column measured so far (per store)."""
 
 
 def parse_expression(text: str) -> exp.Expr:
-    """Parse one row-level SQL expression and pass it through the SQL guard.
+    """Parse one row-level SQL expression and check it.
 
     Args:
         text: A condition (``weather = 'snow'``) or value (``year(date)``) in DuckDB
             SQL; column names with spaces or punctuation go in double quotes.
 
     Returns:
-        The expression as the guard checked it (column references not yet resolved).
+        The expression as checked (column references not yet resolved).
 
     Raises:
-        SQLError: When the text is empty, not one expression, refused by the guard,
-            or uses something that has no meaning row by row (a subquery, an
-            aggregate, a window function, ``*``).
+        SQLError: When the text is empty, too long, not valid text, nested too deeply,
+            not one expression, refused by the guard, or holds anything the allow-list
+            of :mod:`~tablereason.operations.expression_checks` does not (a subquery,
+            an aggregate, ``*``, a positional reference, a function not listed...).
 
     Example:
         >>> parse_expression("year(date) = 2012").sql()
         'YEAR(date) = 2012'
     """
-    if not text or not text.strip():
+    limit = expression_limits().max_chars
+    if not isinstance(text, str) or not text.strip():
         raise SQLError("the expression is empty; write a condition such as weather = 'snow'")
-    if len(text) > MAX_EXPRESSION_CHARS:
-        raise SQLError(
-            f"the expression is {len(text)} characters long; keep it under {MAX_EXPRESSION_CHARS}"
-        )
+    if len(text) > limit:
+        raise SQLError(f"the expression is {len(text)} characters long; keep it under {limit}")
     try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise SQLError(
+            f"the expression holds {text[error.start]!r}, which is not a character "
+            "(a lone surrogate); write it again as plain text"
+        ) from None
+    if "\x00" in text:
+        raise SQLError("the expression holds a NUL character; write it again as plain text")
+    try:
+        check_nesting(text)
         parsed = [s for s in sqlglot.parse(text, dialect=DIALECT) if s is not None]
+        if len(parsed) != 1:
+            raise SQLError(
+                f"expected one expression, got {len(parsed)} statements; write a single "
+                "condition or value without ';'"
+            )
+        wrapped = exp.select(exp.Star()).from_(table_ref(TABLE_NAME)).where(parsed[0])
+        checked = check_select(wrapped.sql(dialect=DIALECT), [TABLE_NAME])
+    except SQLError:
+        raise
     except (sqlglot.errors.ParseError, sqlglot.errors.TokenError) as error:
         raise SQLError(
-            f"the expression does not parse: {str(error).splitlines()[0]}; quote text "
+            f"the expression does not parse: {str(error).splitlines()[0][:300]}; quote text "
             "values with single quotes and column names with double quotes"
         ) from None
-    if len(parsed) != 1:
-        raise SQLError(
-            f"expected one expression, got {len(parsed)} statements; write a single "
-            "condition or value without ';'"
-        )
-    wrapped = exp.select(exp.Star()).from_(table_ref(TABLE_NAME)).where(parsed[0])
-    checked = check_select(wrapped.sql(dialect=DIALECT), [TABLE_NAME])
+    except RecursionError:
+        raise SQLError("the expression is nested too deeply; write it flatter") from None
     where = checked.args.get("where")
     if not isinstance(checked, exp.Select) or where is None or where.this is None:
         raise SQLError("the text is not a single row expression; write a condition or value")
     expression: exp.Expr = where.this
-    for node in expression.walk():
-        for kind, what in _ROW_LEVEL_FORBIDDEN:
-            if isinstance(node, kind):
-                raise SQLError(
-                    f"{what} is not allowed in a row expression ({node.sql(dialect=DIALECT)}); "
-                    "use only this row's columns, literals and scalar functions"
-                )
-        if isinstance(node, exp.Func) and not isinstance(node, (exp.Binary, exp.Unary)):
-            _check_function(node)  # operators (AND, =, ||, NOT) are Func nodes too
+    check_nodes(expression)
     return expression
-
-
-def _check_function(node: exp.Func) -> None:
-    """Refuse a function outside the row-level allowlist (see ``_ROW_LEVEL_FUNCTIONS``)."""
-    if isinstance(node, exp.Anonymous):
-        allowed = node.name.lower() in _ROW_LEVEL_NAMES
-    else:
-        allowed = isinstance(node, _ALLOWED_FUNCTIONS)
-    if not allowed:
-        name = node.name if isinstance(node, exp.Anonymous) else node.sql_name()
-        raise SQLError(
-            f"the function {name.lower()} is not allowed in a row expression; use "
-            "comparisons, arithmetic, CASE, CAST and text, date or number functions "
-            "(lower, trim, length, substring, replace, regexp_extract, contains, year, "
-            "month, strptime, date_diff, round, abs, coalesce)"
-        )
-    if isinstance(node, _LITERAL_REPLACEMENT):
-        replacement = node.args.get("replacement")
-        if replacement is not None and not isinstance(replacement, exp.Literal):
-            raise SQLError(
-                f"{node.sql_name().lower()} takes a quoted text as its replacement in a row "
-                "expression, not a column or expression"
-            )
 
 
 def referenced_columns(expression: exp.Expr) -> list[exp.Column]:
@@ -175,16 +139,9 @@ def resolve_columns(table: Table, expression: exp.Expr) -> list[str]:
         UnknownColumnError: For a name the table lacks (naming the closest one); the
             message also says to quote text values, since an unquoted word reads as a
             column name.
-        SQLError: For a column qualified by anything but ``t``.
     """
     names: list[str] = []
     for node in referenced_columns(expression):
-        qualifier = node.table
-        if node.args.get("db") or node.args.get("catalog") or qualifier not in ("", TABLE_NAME):
-            raise SQLError(
-                f"column {node.sql(dialect=DIALECT)} is qualified by {qualifier!r}; write the "
-                f"column name alone (or as {TABLE_NAME}.name)"
-            )
         try:
             name = table.column(node.name).name
         except UnknownColumnError as err:
@@ -281,20 +238,34 @@ def _read_as(
     return out
 
 
+@dataclass(frozen=True)
+class Compiled:
+    """A row expression ready to run over a relation of its inputs.
+
+    Attributes:
+        value: The expression, every column reference replaced by an input slot
+            (:func:`~tablereason.table.relation.slot`) read as the column's type.
+        inputs: The table's columns the slots read, in order.
+        types: The type each input was read as, by display name.
+        bound: What it can produce per row (see
+            :func:`~tablereason.operations.expression_bounds.bound`).
+    """
+
+    value: exp.Expr
+    inputs: tuple[Column, ...]
+    types: dict[str, ColumnType]
+    bound: Bound
+
+
 def compile_expression(
-    table: Table, text: str, scan: Scan, types: dict[str, ColumnType] | None = None
-) -> tuple[exp.Expr, dict[str, ColumnType]]:
-    """Parse, check and type ``text`` into an expression over ``scan``'s columns.
+    table: Table, text: str, types: dict[str, ColumnType] | None = None
+) -> Compiled:
+    """Parse, check and type ``text`` into an expression over the table's visible columns.
 
     Args:
         table: The table the expression reads.
         text: The expression text.
-        scan: The relation of ``table`` the expression will run on.
         types: Column types already known (else decided with :func:`column_types`).
-
-    Returns:
-        The expression ready to use in a query over ``scan``, and the type of every
-        column it reads.
 
     Raises:
         SQLError, UnknownColumnError: As :func:`parse_expression` and
@@ -306,15 +277,53 @@ def compile_expression(
     missing = [n for n in names if n not in known]
     if missing:
         known.update(column_types(table, missing))
+    inputs = tuple(table.column(n) for n in names)
+    sizes = input_bytes(table, inputs)
 
     def replace(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Column):
             name = table.column(node.name).name
-            return typed_cell(scan.cell(name), known[name], trim=known[name] != "text")
+            kind = known[name]
+            return typed_cell(slot(names.index(name)), kind, trim=kind != "text")
         return node
 
-    compiled = expression.transform(replace, copy=True)
-    return compiled, {n: known[n] for n in names}
+    try:
+        value = expression.transform(replace, copy=True)
+    except RecursionError:
+        raise SQLError("the expression is nested too deeply; write it flatter") from None
+    known_inputs = [
+        Input(size, c.computed.work, c.computed.growth) if c.computed is not None else Input(size)
+        for c, size in zip(inputs, sizes, strict=True)
+    ]
+    found = bound(value, lambda column: known_inputs[int(column.name[1:])])
+    return Compiled(value, inputs, {n: known[n] for n in names}, found)
+
+
+def input_bytes(table: Table, inputs: Iterable[Column]) -> list[int]:
+    """The largest cell of each input column, in bytes (an upper bound).
+
+    A computed column knows it; a stored one is measured over its whole physical table
+    once per store (so the bound holds for any rows of it).
+    """
+    columns = list(inputs)
+    store = table.kernel.store
+    known = _cell_bytes.setdefault(store, {})
+    stored = [c for c in columns if c.computed is None and c.key not in known]
+    by_source: dict[str, list[str]] = {}
+    for column in stored:
+        by_source.setdefault(column.source, []).append(column.field)
+    for source, fields in by_source.items():
+        store.require([source])
+        query = exp.select(
+            *(
+                exp.func("coalesce", exp.func("max", exp.func("strlen", exp.column(ident(f)))), 0)
+                for f in dict.fromkeys(fields)
+            )
+        ).from_(table_ref(source))
+        row = store.fetch(query)[0]
+        for name, size in zip(dict.fromkeys(fields), row, strict=True):
+            known[(source, name)] = int(size or 0)
+    return [c.computed.max_bytes if c.computed is not None else known[c.key] for c in columns]
 
 
 def typed_cell(cell: exp.Expr, kind: ColumnType | str, *, trim: bool = False) -> exp.Expr:

@@ -101,6 +101,16 @@ def database() -> duckdb.DuckDBPyConnection:
                 "allocator_background_threads": True,
                 "allocator_bulk_deallocation_flush_threshold": "1MB",
                 "checkpoint_threshold": "4MB",
+                # Two optimizer rules copy the plan at each layer of computed columns
+                # (tablereason/table/relation.py), so over columns computed from one
+                # another their cost doubles with each: late materialization (ORDER BY
+                # ... LIMIT finds the rows, then joins the plan back for the other
+                # columns; the first rows of a table of 20 such columns took more
+                # memory than the machine has) and partial aggregate pushdown (an
+                # aggregate over 12 such columns above a join ran past 30 s). Without
+                # them, the first rows of a 1,000,000-row table take a few ms more, and
+                # grouping and profile queries the same time (docs/benchmarks/large_tables.md).
+                "disabled_optimizers": "late_materialization,partial_aggregate_pushdown",
                 **database_settings(),
             }
             try:

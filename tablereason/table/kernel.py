@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tablereason.table import formats, storage
-from tablereason.table.relation import Column, Scan
+from tablereason.table.relation import Column, Scan, sources
 from tablereason.table.storage import Store
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -90,17 +90,37 @@ class Kernel:
         return self._table._columns
 
     @contextmanager
-    def scan(self) -> Iterator[Scan]:
+    def scan(self, *extra: Column, what: str | None = None) -> Iterator[Scan]:
         """The rows as a SQL relation (writing pending small tables to DuckDB first).
 
         Build queries with ``scan.select(...)``, ``scan.cell(name)``, ``scan.pos``
         and ``scan.rid``, and run them on :attr:`store` inside the ``with`` block: the
-        row-order relation exists only there.
+        row-order relation exists only there. ``extra`` columns (computed from this
+        table's columns, read with ``scan.value(column)``) join the relation.
+
+        When the relation holds a computed column, every query of the block runs under
+        the computed columns' time limit, and a DuckDB failure in it is a
+        :class:`~tablereason.errors.SQLError` naming ``what`` (by default the
+        computed columns).
         """
         t = self._table
-        t._store.require([t._base, *(s for c in t._columns for s in c.sources)])
+        columns = [*t._columns, *extra]
+        t._store.require([t._base, *sources(columns)])
         with t._store.order(t._rows) as order:
-            yield Scan(t._base, t._columns, order)
+            scan = Scan(t._base, columns, order)
+            seconds = scan.seconds
+            if seconds is None:
+                yield scan
+                return
+            if what is None:
+                names = [c.name for c in columns if c.computed is not None]
+                what = (
+                    "reading the computed column"
+                    + ("s " if len(names) > 1 else " ")
+                    + (", ".join(repr(n) for n in names))
+                )
+            with t._store.limited(seconds, what):
+                yield scan
 
     # -- row order ---------------------------------------------------------------------
 

@@ -90,7 +90,7 @@ def check_select(query: str, tables: Iterable[str]) -> exp.Query:
     if not isinstance(query, str):
         raise SQLGuardError(f"the query must be text, not {type(query).__name__}")
     try:
-        _check_nesting(query)
+        check_nesting(query)
         statements = [s for s in sqlglot.parse(query, dialect=DIALECT) if s is not None]
     except SQLGuardError:
         raise
@@ -161,8 +161,23 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0][:300] if text else type(error).__name__
 
 
-def _check_nesting(query: str) -> None:
-    """Refuse input nested deeper than the parser can safely follow."""
+def check_nesting(query: str) -> None:
+    """Refuse input nested deeper than the parser can safely follow (before it parses).
+
+    Counts brackets and runs of unary operators over sqlglot's tokens, which are read
+    without recursion.
+
+    Raises:
+        SQLGuardError: More than :data:`MAX_NESTING` levels.
+        sqlglot.errors.TokenError: The text does not tokenize.
+
+    Example:
+        >>> try:
+        ...     check_nesting("(" * 30 + "1" + ")" * 30)
+        ... except SQLGuardError as error:
+        ...     print(str(error)[:30])
+        the query is nested too deeply
+    """
     depth = run = 0
     for token in sqlglot.tokenize(query, read=DIALECT):
         kind = token.token_type

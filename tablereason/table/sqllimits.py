@@ -67,12 +67,25 @@ class SQLLimits:
 
     def __post_init__(self) -> None:
         memory_bytes(self.memory)
-        if not self.seconds > 0:
-            raise ConfigurationError(f"seconds must be positive, got {self.seconds!r}")
-        for name in ("threads", "max_rows", "max_query_chars", "max_result_bytes"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ConfigurationError(f"{name} must be a positive integer, got {value!r}")
+        check_limits(self, ("threads", "max_rows", "max_query_chars", "max_result_bytes"))
+
+
+def check_limits(limits: object, counts: tuple[str, ...]) -> None:
+    """Refuse a ``seconds`` that is not positive, or a count that is not a positive integer.
+
+    Raises:
+        ConfigurationError: Naming the field and its value.
+
+    Example:
+        >>> check_limits(SQLLimits(), ("threads",))
+    """
+    seconds = getattr(limits, "seconds", 1.0)
+    if not seconds > 0:
+        raise ConfigurationError(f"seconds must be positive, got {seconds!r}")
+    for name in counts:
+        value = getattr(limits, name)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ConfigurationError(f"{name} must be a positive integer, got {value!r}")
 
 
 def _env_limits() -> SQLLimits:

@@ -34,6 +34,7 @@ import numpy as np
 import sqlglot
 from sqlglot import exp
 
+from tablereason.errors import SQLError
 from tablereason.table.database import USE_CATALOG, database
 
 # Documented here before the database had its own module; still importable from storage.
@@ -120,6 +121,7 @@ class Store:
         self._owned: list[str] = []
         # Physical tables not written yet: name -> (row ids, columns).
         self._pending: dict[str, tuple[np.ndarray, list[list[str]]]] = {}
+        self._limit = threading.local()  # a thread's limit on its queries (see limited())
         weakref.finalize(self, _drop_all, self._conn, self._owned)
 
     # -- loading ----------------------------------------------------------------------
@@ -243,15 +245,15 @@ class Store:
     def add_query(self, select: exp.Select) -> tuple[str, int]:
         """Store the result of a query built by this package (``__rid, c0, ...``)."""
         name = new_name("base")
-        with self._lock:
-            result = self._conn.execute(render(select.ctas(table_ref(name)))).fetchone()
+        with self._running() as conn:
+            result = conn.execute(render(select.ctas(table_ref(name)))).fetchone()
             self._owned.append(name)
         return name, int(result[0]) if result else 0
 
     def append_query(self, name: str, select: exp.Select) -> None:
         """Append the result of a query built by this package to the table ``name``."""
-        with self._lock:
-            self._conn.execute(render(exp.Insert(this=table_ref(name), expression=select)))
+        with self._running() as conn:
+            conn.execute(render(exp.Insert(this=table_ref(name), expression=select)))
 
     # -- queries ----------------------------------------------------------------------
 
@@ -280,14 +282,49 @@ class Store:
         self, expression: exp.Expr, params: Sequence[Any] | None = None
     ) -> list[tuple[Any, ...]]:
         """Run a statement built by this package and return every row."""
-        with self._lock:
-            return self._conn.execute(render(expression), params).fetchall()
+        with self._running() as conn:
+            return conn.execute(render(expression), params).fetchall()
 
     def fetch_numpy(self, expression: exp.Expr) -> dict[str, np.ndarray]:
         """Run a statement built by this package and return its columns as arrays."""
-        with self._lock:
-            result = self._conn.execute(render(expression)).fetchnumpy()
+        with self._running() as conn:
+            result = conn.execute(render(expression)).fetchnumpy()
         return {k: np.asarray(v) for k, v in result.items()}
+
+    @contextmanager
+    def limited(self, seconds: float, what: str) -> Iterator[None]:
+        """Run every query this thread sends in the block under a time limit.
+
+        For reads that evaluate expressions a model wrote (computed columns, conditions):
+        a query that outlasts ``seconds`` is interrupted, and it or any other DuckDB
+        failure becomes a :class:`~tablereason.errors.SQLError` that names ``what``.
+        Nested blocks keep the smaller limit and the inner ``what``.
+        """
+        previous = getattr(self._limit, "value", None)
+        limit = seconds if previous is None else min(seconds, previous[0])
+        self._limit.value = (limit, what)
+        try:
+            yield
+        finally:
+            self._limit.value = previous
+
+    @contextmanager
+    def _running(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """The connection for one query, under this thread's limit if it has one."""
+        limit = getattr(self._limit, "value", None)
+        with self._lock:
+            if limit is None:
+                yield self._conn
+                return
+            seconds, what = limit
+            try:
+                with self.time_limit(seconds):
+                    yield self._conn
+            except duckdb.InterruptException:
+                raise SQLError(f"{what} ran longer than {seconds:g} s and was stopped") from None
+            except duckdb.Error as error:
+                line = str(error).strip().splitlines()[0] if str(error).strip() else ""
+                raise SQLError(f"{what} failed: {line or type(error).__name__}") from None
 
     @contextmanager
     def connection(self) -> Iterator[duckdb.DuckDBPyConnection]:

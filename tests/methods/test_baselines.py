@@ -97,11 +97,21 @@ def test_text_to_sql_reads_the_query_out_of_a_chatty_reply(table: Table) -> None
     reply = (
         "Sure! I will select the day with nine cars.\n# the query\n"
         'SELECT "Day" FROM t WHERE "Number of cars" = \'9\'; -- Tuesday\n'
-        'SELECT "Day" FROM t\nThis returns Tuesday.'
+        "This returns Tuesday."
     )
     llm = ScriptedLLM(replies=[reply])
     prediction = TextToSQL(llm).run(table, "Which day had 9 cars?")
     assert prediction.answer == ["Tuesday"] and len(llm.requests) == 1
+
+
+def test_text_to_sql_refuses_a_reply_of_two_queries_and_asks_again(table: Table) -> None:
+    """A second statement is not cut away (it could be what the first was part of)."""
+    first = 'SELECT "Day" FROM t WHERE "Number of cars" = \'9\'; -- Tuesday\nSELECT "Day" FROM t'
+    llm = ScriptedLLM(replies=[first, '"Day" FROM t WHERE "Number of cars" = \'9\''])
+    prediction = TextToSQL(llm).run(table, "Which day had 9 cars?")
+    assert prediction.answer == ["Tuesday"] and len(llm.requests) == 2
+    refused = next(s for s in prediction.trace.steps if s.kind == "sql")
+    assert refused.error and "exactly one SELECT" in refused.error
 
 
 def test_text_to_sql_prompt_quotes_every_column_name() -> None:

@@ -1,30 +1,38 @@
 """Reading SQL and Python out of model replies: examples seen from small models, and properties.
 
 The properties wrap a valid query or program in what small models add around code
-(fences, leading prose, ``#`` comment lines, ``--`` comments, a trailing explanation, a
-second query) and check that extraction gives back the same code; and that extraction
-never raises on any text.
+(fences, leading prose, ``#`` comment lines, ``--`` comments, a trailing explanation)
+and check that extraction gives back the same code, and that a second query makes the
+reply come back whole for the guard to refuse; and that extraction never raises on any
+text. Hostile replies (a statement hidden around the query) are in
+``tests/security/test_sql_salvage.py``.
 """
 
 from __future__ import annotations
 
 import ast
 
+import pytest
 import sqlglot
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tablereason.methods.code_extraction import extract_python, extract_sql, sql_parses
+from tablereason.table.sqlguard import SQLGuardError, check_select
 
 # ---------------------------------------------------------------- SQL, seen in replies
 
 
-def test_echoed_comment_lines_and_a_second_query_are_left_out() -> None:
-    reply = (
-        "# The previous attempt failed: the SQL does not parse\n# Write a corrected version.\n"
-        'SELECT "Name"\nFROM t\nORDER BY "Name"\nORDER BY "Name"\nSELECT *\nFROM t\n'
-    )
-    assert extract_sql(reply) == 'SELECT "Name"\nFROM t\nORDER BY "Name"'
+def test_echoed_comment_lines_are_left_out_and_a_second_query_is_kept_for_the_guard() -> None:
+    echoed = "# The previous attempt failed: the SQL does not parse\n# Write a corrected version.\n"
+    query = 'SELECT "Name"\nFROM t\nORDER BY "Name"'
+    assert extract_sql(echoed + query + "\n") == query
+    # A second query (here after a repeated ORDER BY) is not cut away: the whole reply is
+    # the statement, and the guard refuses it.
+    reply = echoed + query + '\nORDER BY "Name"\nSELECT *\nFROM t\n'
+    got = extract_sql(reply)
+    assert got == reply.removeprefix(echoed).strip()
+    assert not sql_parses(got)
 
 
 def test_a_continuation_of_the_prompts_select_gets_the_keyword_back() -> None:
@@ -36,16 +44,25 @@ def test_a_continuation_of_the_prompts_select_gets_the_keyword_back() -> None:
     # an inner SELECT of a continuation is not taken for the start of the query
     reply = ' "a" FROM t WHERE "b" IN (SELECT "b" FROM t)'
     assert extract_sql(reply, prefix="SELECT").startswith('SELECT "a" FROM t WHERE')
+    # a continuation over several lines stays whole, even where a line begins a SELECT
+    assert extract_sql(" name,\nscore FROM t", prefix="SELECT") == "SELECT name,\nscore FROM t"
+    union = " name AS x UNION\nSELECT 2"
+    assert extract_sql(union, prefix="SELECT") == "SELECT name AS x UNION\nSELECT 2"
+    # an opening sentence is prose; the continuation starts after it
+    assert extract_sql('Sure!\n"a" FROM t', prefix="SELECT") == 'SELECT "a" FROM t'
 
 
-def test_prose_fences_comments_and_explanations_are_stripped() -> None:
+def test_prose_and_fences_are_stripped_and_comments_kept() -> None:
     reply = (
         "Sure! Here is the query you asked for:\n```sql\n"
         "SELECT COUNT(*) -- how many\nFROM t /* the table */ WHERE \"Time\" < '05:00';\n```\n"
         "This counts the rows whose time is below five minutes."
     )
-    assert extract_sql(reply) == "SELECT COUNT(*) \nFROM t   WHERE \"Time\" < '05:00'"
+    assert extract_sql(reply) == (
+        "SELECT COUNT(*) -- how many\nFROM t /* the table */ WHERE \"Time\" < '05:00'"
+    )
     assert extract_sql("The query is `SELECT 1`.") == "SELECT 1"
+    assert extract_sql('SELECT "a" FROM t\nThis returns the a.') == 'SELECT "a" FROM t'
 
 
 def test_comment_markers_inside_quotes_are_kept() -> None:
@@ -132,6 +149,11 @@ def test_the_query_survives_what_small_models_write_around_it(
     parts = [*prose, *hashes, body] + ([explanation] if explanation else [])
     reply = leading + "\n".join(parts)
     got = extract_sql(reply)
+    if second:  # two statements: both come back, and the guard refuses them
+        assert query in got and '"x"' in got, (reply, got)
+        with pytest.raises(SQLGuardError):
+            check_select(got, ["t"])
+        return
     assert sql_parses(got), (reply, got)
     assert _same(got, query), (reply, got)
 

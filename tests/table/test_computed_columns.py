@@ -38,7 +38,7 @@ def test_the_column_stores_nothing_and_its_reads_join_nothing() -> None:
     before = _tables(table)
     added = table.apply("add_column", name="double", expression="score * 2")
     assert _tables(added) == before
-    assert added.column("double").expression is not None
+    assert added.column("double").computed is not None
     with added.kernel.scan() as scan:
         sql = render(scan.select(scan.cell("double")))
     assert "JOIN" not in sql.upper()

@@ -13,6 +13,7 @@ shown reach Python.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -56,7 +57,17 @@ def _spellable(term: str) -> bool:
 
 
 def _number(value: float) -> str:
-    """A number as prompt text: whole numbers without ``.0``, others to 6 decimals."""
+    """A number as prompt text: whole numbers without ``.0``, others to 6 decimals.
+
+    A sum can be infinite or not a number (a column holding ``inf`` or ``nan``, or
+    numbers too large to add up); it is written as DuckDB writes such values.
+
+    Example:
+        >>> [_number(v) for v in (3.0, 0.1 + 0.2, float("inf"), float("-inf"), float("nan"))]
+        ['3', '0.3', 'inf', '-inf', 'nan']
+    """
+    if not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
     rounded = round(value, 6)
     if rounded == int(rounded) and abs(rounded) < 1e15:
         return str(int(rounded))
