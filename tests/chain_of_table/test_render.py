@@ -50,7 +50,7 @@ def test_hash_is_stable_and_distinguishes_templates() -> None:
 
 
 def test_one_trailing_newline_is_dropped() -> None:
-    # select_column's query must end with exactly one newline (REFERENCE.md 1.6.3).
+    # select_column's query must end with exactly one newline, as the reference's does.
     assert template("chain_of_table/paper/select_column").endswith(":\n")
     assert not template("chain_of_table/paper/plan").endswith("\n")
 
