@@ -17,7 +17,7 @@ appended to the log as it finishes, so an interrupted run resumes where it stopp
     .venv/bin/python benchmarks/bench_constraints.py --llm scripted --tabfact 2 --wikitq 2 \\
         --log /tmp/check.jsonl            # the harness alone, no model
     .venv/bin/python benchmarks/bench_constraints.py --requests constraints.jsonl \\
-        --paper docs/benchmarks/logs/chain_of_table/paper_12.jsonl   # requests against the paper
+        --paper docs/benchmarks/logs/chain_of_table/paper_tabfact.jsonl   # against the paper
 """
 
 from __future__ import annotations
@@ -326,6 +326,19 @@ def requests_against_paper(
     return out
 
 
+def interleave(first: Sequence[Any], second: Sequence[Any]) -> list[Any]:
+    """Alternate two samples, so that a run stopped early holds as many of each.
+
+    Example:
+        >>> interleave([1, 2, 3], ["a"])
+        [1, 'a', 2, 3]
+    """
+    out: list[Any] = []
+    for i in range(max(len(first), len(second))):
+        out += [s[i] for s in (first, second) if i < len(s)]
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tabfact", type=int, default=50)
@@ -339,7 +352,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--requests", type=Path, nargs="+", help="logs to set against --paper")
     parser.add_argument("--paper", type=Path, nargs="+", help="paper-profile logs")
     parser.add_argument("--first-tabfact", type=int, default=12,
-                        help="--requests: the first N TabFact questions of the sample")  # fmt: skip
+                        help="--requests: the first N TabFact questions of the sample "
+                        "that the paper logs hold")  # fmt: skip
     args = parser.parse_args(argv)
     if args.summarise:
         summary = summarise(read_log(args.summarise))
@@ -349,13 +363,16 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if args.requests:
         lines = [line for p in args.paper for line in p.read_text().splitlines()]
         paper = [json.loads(line) for line in lines if line]
-        ids = [e["id"] for e in tabfact_sample(args.data, args.first_tabfact)]
+        held = {r["id"] for r in paper if r.get("profile") == "paper" and not r.get("timing")}
+        sample = [e["id"] for e in tabfact_sample(args.data, 50)]
+        ids = [i for i in sample if i in held][: args.first_tabfact]
         result = requests_against_paper(read_log(args.requests), paper, ids)
         print(json.dumps(result, indent=1))
         return result
     llm = make_llm(args.llm)
     scorer = wikitq_scorer(args.data)
-    examples = tabfact_sample(args.data, args.tabfact) + wikitq_sample(args.data, args.wikitq)
+    tabfact = tabfact_sample(args.data, args.tabfact)
+    examples = interleave(tabfact, wikitq_sample(args.data, args.wikitq))
     logged = read_log([args.log]) if args.log and args.log.exists() else []
     done = {(r["mode"], r["id"]) for r in logged}
     started = time.perf_counter()

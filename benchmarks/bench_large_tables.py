@@ -237,11 +237,18 @@ class PeakRSS:
 
 
 def usable_condition(prediction: Any) -> bool | None:
-    """Whether the run's select_row applied a condition (``None``: no select_row step)."""
+    """Whether the run's select_row applied a usable condition (``None``: no select_row step).
+
+    Usable: it parsed, named columns of the table (else the step is skipped with an
+    error) and matched at least one row.
+    """
     steps = [s for s in prediction.trace.steps if s.kind == "operation" and s.name == "select_row"]
     if not steps:
         return None
-    return any("condition" in s.arguments and not s.error for s in steps)
+    return any(
+        "condition" in s.arguments and not s.error and s.arguments.get("rows_after", 0) > 0
+        for s in steps
+    )
 
 
 N_CTX = 8192
@@ -249,7 +256,7 @@ WARM_UP = "The table lists orders by region. "
 """Seven Gemma 3 tokens: the warm-up prompt repeats it to nearly fill the context."""
 
 
-def model_one(path: Path, index: int, kind: str) -> dict[str, Any]:
+def model_one(path: Path, index: int, kind: str, constrain: bool = True) -> dict[str, Any]:
     """One question in this (fresh) process: load the model, then the CSV, then answer.
 
     Memory is measured from just before the CSV is loaded (the model and the DuckDB
@@ -277,7 +284,8 @@ def model_one(path: Path, index: int, kind: str) -> dict[str, Any]:
         table = load_table(path)
         load_s = time.perf_counter() - start
         start = time.perf_counter()
-        prediction = ChainOfTable(llm, task="wikitq").run(table, question.text)
+        method = ChainOfTable(llm, task="wikitq", constrain=constrain)
+        prediction = method.run(table, question.text)
         seconds = time.perf_counter() - start
     return {
         "question": question.text,
@@ -288,6 +296,8 @@ def model_one(path: Path, index: int, kind: str) -> dict[str, Any]:
         "prompt_tokens": prediction.trace.usage.prompt_tokens,
         "peak_growth": memory.peak - before,
         "usable_condition": usable_condition(prediction),
+        "constrained": sum(1 for s in prediction.trace.steps if s.constraint),
+        "reasks": sum(s.reasks for s in prediction.trace.steps),
         "chain": prediction.trace.steps[-1].arguments.get("chain"),
         "replies": [
             {"step": s.name, "raw": s.raw, "error": s.error}
@@ -298,7 +308,9 @@ def model_one(path: Path, index: int, kind: str) -> dict[str, Any]:
     }
 
 
-def bench_model(rows: int, limit: int | None, kind: str = "local") -> dict[str, Any]:
+def bench_model(
+    rows: int, limit: int | None, kind: str = "local", constrain: bool = True
+) -> dict[str, Any]:
     """The synthetic table as a CSV; each question in a fresh process (model, load, answer).
 
     ``kind="scripted"`` runs the same pipeline with the scripted right decisions
@@ -317,7 +329,9 @@ def bench_model(rows: int, limit: int | None, kind: str = "local") -> dict[str, 
             out = Path(folder) / f"q{index}.json"
             subprocess.run(
                 [sys.executable, __file__, "model-one", "--index", str(index), "--llm", kind,
-                 "--csv", str(path), "--out", str(out)], check=True,
+                 "--csv", str(path), "--out", str(out),
+                 "--constrain", "on" if constrain else "off"],
+                check=True,
             )  # fmt: skip
             run = json.loads(out.read_text())
             run["gold"] = sorted(gold) if isinstance(gold, set) else gold
@@ -328,6 +342,7 @@ def bench_model(rows: int, limit: int | None, kind: str = "local") -> dict[str, 
     attempts = [r["usable_condition"] for r in runs if r["usable_condition"] is not None]
     summary = {
         "llm": kind,
+        "constrain": constrain,
         "rows": rows,
         "csv_mb": round(size / 1e6, 1),
         "load_s": statistics.median(r["load_s"] for r in runs),
@@ -453,6 +468,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--llm", choices=["local", "scripted"], default="local", help="model: which"
     )
+    parser.add_argument(
+        "--constrain", choices=["on", "off"], default="on", help="model: send each grammar"
+    )
     parser.add_argument("--before", default="HEAD", help="same-prompts: revision to compare with")
     parser.add_argument("--after", default=None, help="same-prompts: revision (default: this tree)")
     parser.add_argument("--n", type=int, default=50, help="same-prompts: examples per dataset")
@@ -465,9 +483,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     elif args.what == "correct":
         result = bench_correct(args.rows)
     elif args.what == "model":
-        result = bench_model(args.rows, args.questions, args.llm)
+        result = bench_model(args.rows, args.questions, args.llm, args.constrain == "on")
     elif args.what == "model-one":
-        result = model_one(args.csv, args.index, args.llm)
+        result = model_one(args.csv, args.index, args.llm, args.constrain == "on")
     elif args.what == "same-prompts":
         result = bench_same_prompts(args.before, args.after, args.data, args.n)
     else:
