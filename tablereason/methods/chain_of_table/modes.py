@@ -20,7 +20,7 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from tablereason.methods.chain_of_table.steps import Way
@@ -96,7 +96,8 @@ EFFICIENT = Mode(
 )
 """The efficient profile on a table of at most ``large_table_rows`` rows."""
 
-LARGE = Mode(
+LARGE = replace(
+    EFFICIENT,
     name="large",
     folders=("large", "efficient", "shared"),
     plan=Way("planner:large_prompt", "plan", 64, ("\n",), "grammars:large_plan"),
@@ -105,10 +106,6 @@ LARGE = Mode(
         "tabfact": Way("answer:large_final", "final_tabfact", 8, ("\n",), "grammars:verdict"),
         "wikitq": Way("answer:large_final", "final_wikitq", 48, ("\n",), "grammars:answers"),
     },
-    chat=False,
-    chain_arguments=True,
-    always_sample=False,
-    note_first_rows=False,
 )
 """The efficient profile on a table of more than ``large_table_rows`` rows."""
 
