@@ -11,7 +11,7 @@ columns of the table, and compares each column as what it holds:
 - functions as the table's types allow them (``year(date)``, ``lower(text)``,
   ``TRY_CAST(regexp_extract(text, '[0-9.]+') AS DOUBLE)`` with a few fixed patterns),
   each used only when its sqlglot class is on the row-expression allowlist of
-  :mod:`tablereason.operations.row_expressions` (read from there, so the grammar
+  :mod:`tablereason.operations.expression_checks` (read from there, so the grammar
   offers nothing the operation refuses);
 - every predicate names a column, so no condition keeps all rows or none by itself.
 
@@ -43,7 +43,7 @@ from tablereason.methods.constraints.parts import (
     seq,
     text_of,
 )
-from tablereason.operations import row_expressions
+from tablereason.operations import expression_checks, row_expressions
 
 __all__ = [
     "Column",
@@ -118,7 +118,7 @@ _TESTS = (("Contains", "contains"), ("StartsWith", "starts_with"), ("EndsWith", 
 
 def _allowed(name: str) -> bool:
     """Whether row expressions accept the sqlglot function class ``name``."""
-    return name in row_expressions._ROW_LEVEL_FUNCTIONS
+    return name in expression_checks.ROW_LEVEL_FUNCTIONS
 
 
 def _number() -> Expr:
