@@ -247,7 +247,14 @@ def read_log(paths: Sequence[Path]) -> list[dict[str, Any]]:
 
 
 def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per mode and task: means per question, totals, accuracy with its interval; the time ratio."""
+    """Per mode and task: means per question, totals, accuracy with its interval; the time ratio.
+
+    Only questions run in both modes count, so both modes are over the same questions.
+    """
+    modes_of: dict[str, set[str]] = {}
+    for r in records:
+        modes_of.setdefault(r["id"], set()).add(r["mode"])
+    records = [r for r in records if modes_of[r["id"]] >= set(MODES)]
     rows = []
     for task in ("tabfact", "wikitq", "all"):
         for mode in MODES:
@@ -351,6 +358,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--summarise", type=Path, nargs="+", help="only summarise these logs")
     parser.add_argument("--requests", type=Path, nargs="+", help="logs to set against --paper")
     parser.add_argument("--paper", type=Path, nargs="+", help="paper-profile logs")
+    parser.add_argument("--prefer", type=Path, nargs="+",
+                        help="run the TabFact questions these logs hold first")  # fmt: skip
     parser.add_argument("--first-tabfact", type=int, default=12,
                         help="--requests: the first N TabFact questions of the sample "
                         "that the paper logs hold")  # fmt: skip
@@ -372,6 +381,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     llm = make_llm(args.llm)
     scorer = wikitq_scorer(args.data)
     tabfact = tabfact_sample(args.data, args.tabfact)
+    if args.prefer:  # the TabFact questions those logs hold first, in the sample's order
+        held = {json.loads(line)["id"] for p in args.prefer for line in p.read_text().splitlines()}
+        tabfact = [e for e in tabfact if e["id"] in held] + [
+            e for e in tabfact if e["id"] not in held
+        ]
     examples = interleave(tabfact, wikitq_sample(args.data, args.wikitq))
     logged = read_log([args.log]) if args.log and args.log.exists() else []
     done = {(r["mode"], r["id"]) for r in logged}
