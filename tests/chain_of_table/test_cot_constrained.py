@@ -160,3 +160,15 @@ def test_without_enforcement_nothing_changes_in_the_requests(profile: str) -> No
         fixture_table(IOWA), IOWA["question"]
     )
     assert all(r.constraint is None for r in plain.requests)
+
+
+def test_a_column_whose_name_holds_a_line_break_is_chosen_as_the_prompt_shows_it() -> None:
+    table = Table.from_records(["Date", "Water level\ncm"], [["1 May", "90"], ["2 May", "120"]])
+    chain = " f_select_column(Water level cm) -> f_sort_column(Water level cm, large to small)"
+    llm = scripted({"plan": [chain + " -> <END>"], "final_query": [" 120"]})
+    pred = ChainOfTable(llm, task="wikitq").run(table, "highest water level?")
+    assert "col : Date | Water level cm" in llm.requests[0].prompt
+    assert sum(s.violations + s.unparsed for s in pred.trace.steps) == 0
+    assert len(llm.requests) == 2  # the chain's arguments were used as they were
+    assert pred.trace.steps[-1].table.columns == ["Water level\ncm"]
+    assert pred.trace.steps[-1].table.rows()[0] == ["120"]

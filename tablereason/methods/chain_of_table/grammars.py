@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 
 from tablereason.llm.constraints import Grammar
 from tablereason.llm.constraints.gbnf import Ref, Repeat
-from tablereason.methods.chain_of_table.parse import SORT_ORDERS
+from tablereason.methods.chain_of_table.parse import SORT_ORDERS, shown
 from tablereason.methods.chain_of_table.steps import END, GRAPH
 from tablereason.methods.constraints.parts import (
     Chars,
@@ -95,6 +95,12 @@ def _rows(count: int) -> Expr:
 
 
 def _columns(columns: Sequence[str]) -> Expr:
+    """A column of the table as the efficient prompts show it (on one line)."""
+    return one_of(list(dict.fromkeys(shown(c) for c in columns)))
+
+
+def _raw_columns(columns: Sequence[str]) -> Expr:
+    """A column exactly as the table names it (the paper mode's replies have no stop)."""
     return one_of(list(columns))
 
 
@@ -282,13 +288,15 @@ def paper_columns(session: Session, *, table: Table) -> Grammar:
 
 def paper_group(session: Session, *, table: Table) -> Grammar:
     """The reference's group reply: free text, then a column after ``f_group(``."""
-    return grammar({"root": seq(_columns(table.columns), ")", optional("."))}, after="f_group(")
+    return grammar(
+        {"root": seq(_raw_columns(table.columns), ")", optional("."))}, after="f_group("
+    )
 
 
 def paper_sort(session: Session, *, table: Table) -> Grammar:
     """The reference's sort reply: free text (the datatype), then column and order."""
     tail = seq('), the order is "', _order(), '".')
-    return grammar({"root": seq(_columns(table.columns), tail)}, after="f_sort(")
+    return grammar({"root": seq(_raw_columns(table.columns), tail)}, after="f_sort(")
 
 
 def paper_verdict(session: Session, *, task: str) -> Grammar:

@@ -215,17 +215,42 @@ def split_names(text: str, names: Sequence[str], separator: str = ", ") -> list[
     return found.get(len(text)) if text else None
 
 
+def shown(name: str) -> str:
+    r"""A column name as the efficient prompts show it: line breaks become spaces.
+
+    A reply names a column the way its prompt showed it, on one line (a line break
+    would end the reply at its stop string), so replies are read, and constrained,
+    in this form.
+
+    Example:
+        >>> shown("Water level\ncm")
+        'Water level cm'
+    """
+    return name.replace("\r", " ").replace("\n", " ")
+
+
+def _shown_names(columns: Sequence[str]) -> dict[str, str] | None:
+    """Each column's shown name to the column, or ``None`` when every name shows as it is."""
+    names = [shown(c) for c in columns]
+    return None if names == list(columns) else dict(zip(names, columns, strict=True))
+
+
 def match_columns(text: str, columns: Sequence[str]) -> list[str]:
-    """Known column names mentioned in a comma-separated list, in table order.
+    r"""Known column names mentioned in a comma-separated list, in table order.
 
     Names are matched whole (so commas inside a name are fine): the list read exactly
     as names joined by ``", "`` when it is one, else item by item, exactly first and
-    then case-insensitively.
+    then case-insensitively; a name is read as it is shown (:func:`shown`).
 
     Example:
         >>> match_columns("Year, competition", ["Year", "Competition", "Venue"])
         ['Year', 'Competition']
+        >>> match_columns("Water level cm", ["Date", "Water level\ncm"])
+        ['Water level\ncm']
     """
+    back = _shown_names(columns)
+    if back is not None:
+        return [back[c] for c in match_columns(text, list(back))]
     exact = split_names(text.strip(), columns)
     if exact:
         return [c for c in columns if c in exact]
@@ -257,6 +282,9 @@ def column_list(text: str, columns: Sequence[str]) -> list[str]:
         >>> column_list("Rank [a], Year])", ["Year", "Rank [a]"])
         ['Year', 'Rank [a]']
     """
+    back = _shown_names(columns)
+    if back is not None:
+        return [back[c] for c in column_list(text, list(back))]
     body = text.split("])")[0].split("\n")[0].strip()
     exact = split_names(body, columns)
     if exact:
@@ -283,7 +311,18 @@ def parse_columns(text: str, columns: Sequence[str]) -> list[str]:
 
 
 def leading_column(text: str, columns: Sequence[str]) -> str | None:
-    """The longest known column the text starts with, followed by ``)``, ``,`` or nothing."""
+    r"""The longest known column the text starts with, followed by ``)``, ``,`` or nothing.
+
+    A name is read as it is shown (:func:`shown`).
+
+    Example:
+        >>> leading_column("water level cm), the order", ["Water level\ncm", "Date"])
+        'Water level\ncm'
+    """
+    back = _shown_names(columns)
+    if back is not None:
+        found = leading_column(text, list(back))
+        return None if found is None else back[found]
     head = text.strip()
     for column in sorted(columns, key=len, reverse=True):
         if column and head[: len(column)].casefold() == column.casefold():

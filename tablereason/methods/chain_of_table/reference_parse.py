@@ -2,8 +2,9 @@
 
 These reproduce the published code exactly (google-research/chain-of-table,
 ``utils/chain.py`` for the chain and ``operations/*.py`` for each step's reply; what
-they do is described in docs/chain_of_table.md), quirks included, for the paper profile's free-text replies; the rank-weight vote
-(:func:`rank_votes`) serves every sampled selection. Each parser returns a typed value
+they do is described in docs/chain_of_table.md), quirks included, for the paper
+profile's free-text replies; the rank-weight vote (:func:`rank_votes`) serves every
+sampled selection. Each parser returns a typed value
 or raises :class:`tablereason.errors.ParseError` with the raw text and what was
 expected.
 """
