@@ -307,7 +307,11 @@ def markdown(rows: list[dict[str, Any]]) -> str:
 def requests_against_paper(
     records: list[dict[str, Any]], paper: list[dict[str, Any]], ids: Sequence[str]
 ) -> dict[str, Any]:
-    """The efficient profile's requests over the paper profile's on the same questions."""
+    """The efficient profile's requests over the paper profile's on the same questions.
+
+    Per mode over the questions of ``ids`` the log holds (all of them, or as many as
+    a run reached: ``questions`` says how many).
+    """
     papers = {r["id"]: r for r in paper if r.get("profile") == "paper" and not r.get("timing")}
     missing = [i for i in ids if i not in papers]
     if missing:
@@ -317,18 +321,23 @@ def requests_against_paper(
     out["floor"] = round(2 * len(ids) / total, 3)
     for mode in MODES:
         mine = {r["id"]: r for r in records if r["mode"] == mode}
-        if all(i in mine for i in ids):
-            spent = sum(mine[i]["requests"] for i in ids)
+        done = [i for i in ids if i in mine]  # all of them, or the part a run reached
+        if done:
+            spent = sum(mine[i]["requests"] for i in done)
+            paid = sum(papers[i]["requests"] for i in done)
             out[mode] = {
+                "questions": len(done),
                 "requests": spent,
-                "per_question": round(spent / len(ids), 2),
-                "ratio": round(spent / total, 3),
+                "paper_requests": paid,
+                "per_question": round(spent / len(done), 2),
+                "ratio": round(spent / paid, 3),
+                "floor": round(2 * len(done) / paid, 3),
                 "prompt_tokens_ratio": round(
-                    sum(mine[i]["prompt_tokens"] for i in ids)
-                    / sum(papers[i]["prompt_tokens"] for i in ids),
+                    sum(mine[i]["prompt_tokens"] for i in done)
+                    / sum(papers[i]["prompt_tokens"] for i in done),
                     3,
                 ),
-                "over_two": {i: mine[i]["requests"] for i in ids if mine[i]["requests"] > 2},
+                "over_two": {i: mine[i]["requests"] for i in done if mine[i]["requests"] > 2},
             }
     return out
 
