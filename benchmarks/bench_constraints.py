@@ -44,6 +44,7 @@ from tablereason.methods.chain_of_table.parse import (
     leading_column,
     list_body,
     parse_chain_arguments,
+    shown,
 )
 from tablereason.operations.row_expressions import parse_expression, resolve_columns
 from tablereason.trace.record import Trace
@@ -68,8 +69,10 @@ def _rows_invalid(text: str, rows: int) -> list[str]:
 
 
 def _columns_invalid(text: str, columns: Sequence[str]) -> list[str]:
+    """Listed names that are no column (a name counts as the prompt shows it, too)."""
     items = [i.strip() for i in list_body(text).split(",") if i.strip()]
-    return [f"unknown column {i!r}" for i in items if i not in columns]
+    known = set(columns) | {shown(c) for c in columns}
+    return [f"unknown column {i!r}" for i in items if i not in known]
 
 
 def _condition_invalid(text: str, table: Any) -> list[str]:
