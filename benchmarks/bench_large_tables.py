@@ -198,13 +198,19 @@ def run_questions(
     return results
 
 
-def bench_correct(rows: int) -> dict[str, Any]:
+def load_tables(rows: int) -> dict[str, tuple[Table, pd.DataFrame]]:
+    """The questions' tables, each as a Table and as the text frame its gold reads."""
     tables: dict[str, tuple[Table, pd.DataFrame]] = {}
     for name in ("seattle-weather", "airports", "seattle-temps", "sf-temps"):
         path = Q.vega_csv(name)
         tables[name] = (Table.from_csv(path, escape=None), pd.read_csv(path, dtype=str))
     frame = Q.orders(rows)
     tables["orders"] = (Table.from_pandas(frame), frame)
+    return tables
+
+
+def bench_correct(rows: int) -> dict[str, Any]:
+    tables = load_tables(rows)
     results = run_questions(tables, Q.public() + Q.synthetic())
     exact = sum(r["exact"] for r in results)
     print(f"exact: {exact} of {len(results)}")

@@ -60,7 +60,9 @@ def ask(
 
     Returns:
         A :class:`~tablereason.trace.Prediction`: ``.answer``, ``.trace`` and
-        ``.tables`` (every intermediate table). A bad model reply never raises; a run
+        ``.tables`` (every intermediate table), and its checks: ``.value`` (the answer
+        typed and normalised), ``.evidence`` (the cells of ``table`` it rests on) and
+        ``.warnings`` (see :mod:`tablereason.answers`). A bad model reply never raises; a run
         that ends without an answer has ``.error`` saying why (an empty answer
         included). A table with no rows is answered without the model: the
         prediction's error says the table is empty.
@@ -99,7 +101,10 @@ def ask(
             prediction = built.run(Example.from_table(data, question, dataset="ask"))
     if prediction.error is None and not is_answered(prediction.answer):
         reason = _no_answer_reason(prediction.trace, method)
-        prediction = prediction.model_copy(update={"error": reason})
+        return prediction.model_copy(update={"error": reason}).checked(data)
+    inputs = [s.table for s in prediction.trace.steps if s.kind == "input" and s.table is not None]
+    if inputs and inputs[0] is not data:  # the method read a copy (lower-cased, say)
+        return prediction.checked(data)
     return prediction
 
 

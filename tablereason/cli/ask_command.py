@@ -8,6 +8,12 @@ model failures instead of raising them; 5 when the run ended without an answer f
 any other reason (an empty answer included). Whatever the output mode, the reason
 reaches the user: a ``Failed:`` line in the trace, or a line on stderr with
 ``--answer-only`` and ``--json`` (whose ``error`` field holds it too).
+
+The answer's checks (:mod:`tablereason.answers`) reach the user the same way: after
+the answer, ``Evidence:`` lines (row, column, value of the input table) and one
+``Warning [code]:`` line per warning; with ``--answer-only`` the answer alone is on
+stdout and those lines go to stderr; ``--json`` has ``value``, ``evidence`` and
+``warnings``.
 """
 
 from __future__ import annotations
@@ -70,6 +76,7 @@ def cmd_ask(args: argparse.Namespace, options: dict[str, Any]) -> int:
     """Run ``tablereason ask``; returns the exit code."""
     from tablereason.api import ask
     from tablereason.cli.method_catalog import check_options
+    from tablereason.trace.answer_view import checked_lines
     from tablereason.trace.console import TraceView
     from tablereason.trace.listen import following
     from tablereason.trace.live import LiveSteps
@@ -87,11 +94,13 @@ def cmd_ask(args: argparse.Namespace, options: dict[str, Any]) -> int:
         prediction = ask(table, args.question, method=args.method, llm=llm, task=args.task,
                          **options)  # fmt: skip
     code = outcome_code(prediction, watch)
+    checks = prediction.checks()
     if args.html:
         prediction.to_html(args.html)
     if args.json:
         payload = {
             "answer": prediction.answer,
+            **checks,
             "error": prediction.error,
             "exit_code": code,
             "trace": prediction.trace.to_dict(),
@@ -100,10 +109,14 @@ def cmd_ask(args: argparse.Namespace, options: dict[str, Any]) -> int:
     elif args.answer_only:
         answer = prediction.answer
         print(" | ".join(map(visible, answer)) if isinstance(answer, list) else visible(answer))
+        lines = checked_lines(answer, prediction.error, checks["evidence"], checks["warnings"])
+        print("".join(f"tablereason: {line}\n" for line in lines), end="", file=sys.stderr)
     elif live:
-        view.outcome(prediction.answer, prediction.error)
+        view.outcome(prediction.answer, prediction.error, checks["evidence"], checks["warnings"])
     else:
-        TraceView(max_rows=args.max_rows).outcome(prediction.answer, prediction.error)
+        TraceView(max_rows=args.max_rows).outcome(
+            prediction.answer, prediction.error, checks["evidence"], checks["warnings"]
+        )
     if args.html and not (args.json or args.answer_only):
         print(f"trace page: {args.html}")
     if prediction.error and (args.json or args.answer_only):

@@ -41,9 +41,11 @@ examples:
   tablereason ask table.csv "who won?" --answer-only      # just the answer, for scripts
   tablereason ask export.dat "who won?" --format tsv      # a suffix that names no format
 
-Each step is printed as it completes (on a terminal, a spinner says what is running);
---quiet prints only the answer line. Exit codes: 0 answered, 4 the model failed
-(server unreachable, failed after retries), 5 no answer (the reason is printed).
+Each step is printed as it completes (on a terminal, a spinner says what is running),
+then the answer, its Evidence: lines (the input cells it rests on) and its warnings;
+--quiet prints only those, --answer-only the answer alone on stdout (evidence and
+warnings on stderr). Exit codes: 0 answered, 4 the model failed (server unreachable,
+failed after retries), 5 no answer (the reason is printed).
 """
 
 _EVAL_EPILOG = """\
@@ -284,7 +286,9 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--json", action="store_true", help="print the prediction as JSON")
     out.add_argument("--answer-only", action="store_true", help="print only the answer")
     out.add_argument(
-        "--quiet", action="store_true", help="no steps as they complete: only the answer line"
+        "--quiet",
+        action="store_true",
+        help="no steps as they complete: only the answer, its evidence and warnings",
     )
     out.add_argument("--max-rows", type=int, default=20, help="rows shown per table")
 

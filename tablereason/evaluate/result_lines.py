@@ -25,7 +25,15 @@ _STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _NUMBERS = ("score", "duration_s", "cost", "operations", "table_rows")  # or null
 _COUNTS = ("prompt_tokens", "completion_tokens", "requests")  # never null
-_KINDS = (("groups", list), ("companion_scores", dict), ("trace", dict), ("error", str))
+_KINDS = (
+    ("groups", list),
+    ("companion_scores", dict),
+    ("trace", dict),
+    ("error", str),
+    ("value", dict),
+    ("evidence", dict),
+    ("warnings", list),
+)
 _STEP_KINDS = (("arguments", dict), ("raw", list), ("usage", dict), ("table", dict))
 
 
@@ -77,7 +85,8 @@ def check_record(record: dict[str, Any], path: str | os.PathLike[str], number: i
     ``id`` must be text or a number; scores, times and costs finite numbers or null,
     token and request counts numbers;
     ``groups`` a list, ``companion_scores`` an object of numbers, ``trace`` an object
-    whose ``steps`` are objects, each with a table of a list ``header`` and list ``rows``.
+    whose ``steps`` are objects, each with a table of a list ``header`` and list ``rows``;
+    the answer's ``value`` and ``evidence`` objects, and ``warnings`` a list of objects.
 
     Raises:
         ResultFileError: Naming the file, the line and the field.
@@ -94,6 +103,8 @@ def check_record(record: dict[str, Any], path: str | os.PathLike[str], number: i
             raise _damaged(path, number, f"its {key} is not a JSON {_name(kind)}")
     for name, value in (record.get("companion_scores") or {}).items():
         _number(value, path, number, f"companion_scores.{name}")
+    if not all(isinstance(w, dict) for w in record.get("warnings") or []):
+        raise _damaged(path, number, "its warnings are not JSON objects")
     steps = (record.get("trace") or {}).get("steps")
     if steps is None:
         return

@@ -140,6 +140,26 @@ def _table_shape(example: Example) -> tuple[int, int] | None:
     return None if table is None else (table.num_rows, len(table.columns))
 
 
+def _checks(prediction: Prediction, example: Example, traces: bool) -> dict[str, Any]:
+    """The prediction's value, evidence and warnings, citing the example's own table.
+
+    A method that read a copy of the table (lower-cased, say) is checked again against
+    the example's table. Without traces the evidence keeps no marks (they point into
+    the trace's tables).
+    """
+    table = None
+    if example.table_source is not None:
+        with contextlib.suppress(Exception):  # a table that cannot be built cites nothing
+            table = example.table
+    first = next((s.table for s in prediction.trace.steps if s.kind == "input"), None)
+    if table is not None and first is not None and first is not table:
+        prediction = prediction.checked(table)
+    checks = prediction.checks()
+    if not traces and checks["evidence"]:
+        checks["evidence"]["marks"] = {}
+    return checks
+
+
 def _score(metric: Metric, prediction: Prediction, example: Example) -> float:
     """One example's score under ``metric``; a failed or unscorable answer scores 0."""
     try:
@@ -183,6 +203,7 @@ def _run_one(
             1 for s in prediction.trace.steps if s.kind == "operation" and not s.error
         ),
     }
+    record.update(_checks(prediction, example, traces))
     if clock.hits:  # answers replayed from the cache: what this run itself took
         record["replayed"] = {"answers": clock.hits, "wall_s": round(clock.wall(), 6)}
     shape = _table_shape(example)

@@ -27,8 +27,13 @@ from tablereason.operations.expression_bounds import (
     expression_limits,
     with_measured,
 )
-from tablereason.operations.row_expressions import Compiled, compile_expression
-from tablereason.table.lineage import Step
+from tablereason.operations.row_expressions import (
+    Compiled,
+    compile_expression,
+    parse_expression,
+    resolve_columns,
+)
+from tablereason.table.lineage import Lineage, Origin, Refs, Step, cells_in, kept_cells
 from tablereason.table.relation import Column, Computed, closure, result
 from tablereason.table.storage import RID, ident, new_name
 
@@ -53,10 +58,36 @@ class AddColumnArgs(OperationArgs):
         return self
 
 
+def _column_cells(child: Table, refs: Refs) -> Origin:
+    """Kept cells map to themselves; the new column's to the cells its expression reads."""
+    args = child.step.args if child.step is not None else None
+    if child.parent is None or not isinstance(args, AddColumnArgs):
+        return kept_cells(child, refs)
+    kept, added = Refs(), Refs()
+    for column, rows, tags in refs.items():
+        (added if column == args.name else kept).add(column, rows, tags)
+    origin = kept_cells(child, kept)
+    for _, rows, tags in added.items():
+        if args.expression is None:
+            reason = f"column {args.name!r} holds values given to add_column, not table cells"
+            origin.untraced.append((tags, reason))
+            continue
+        read = resolve_columns(child.parent, parse_expression(args.expression))
+        if not read:
+            origin.untraced.append((tags, f"column {args.name!r} is computed from no column"))
+        origin.refs.merge(cells_in(child, read, rows, tags))
+    return origin
+
+
 @operation(
     "add_column",
     AddColumnArgs,
     "append a new column with one value per row, or computed by a SQL expression",
+    lineage=Lineage(
+        _column_cells,
+        "kept cells map to themselves; a computed cell to the cells of the columns its "
+        "expression reads in its row; a given value to nothing",
+    ),
 )
 def add_column(table: Table, args: AddColumnArgs) -> Table:
     """Append column ``args.name`` holding ``args.values`` or ``args.expression``'s results.

@@ -18,8 +18,12 @@ from sqlglot import exp
 from tablereason.errors import SQLError
 from tablereason.operations.catalog import OperationArgs, operation
 from tablereason.operations.expression_bounds import check_bound, expression_limits
-from tablereason.operations.row_expressions import compile_expression
-from tablereason.table.lineage import Step
+from tablereason.operations.row_expressions import (
+    compile_expression,
+    parse_expression,
+    resolve_columns,
+)
+from tablereason.table.lineage import Lineage, Refs, Step, cells_in, kept_cells
 from tablereason.table.relation import Column, Computed
 from tablereason.table.storage import POS, RID, ident, new_name
 
@@ -39,10 +43,24 @@ class FilterRowsArgs(OperationArgs):
     condition: str
 
 
+def _condition_cells(child: Table, rows: np.ndarray, tags: np.ndarray) -> Refs:
+    """The cells that kept these rows of ``child``: the columns its condition reads."""
+    args = child.step.args if child.step is not None else None
+    if child.parent is None or not isinstance(args, FilterRowsArgs):
+        return Refs()
+    columns = resolve_columns(child.parent, parse_expression(args.condition))
+    return cells_in(child, columns, rows, tags)
+
+
 @operation(
     "filter_rows",
     FilterRowsArgs,
     "keep the rows where a SQL condition over the columns holds (weather = 'snow')",
+    lineage=Lineage(
+        kept_cells,
+        "each kept cell maps to itself; a kept row rests on the cells its condition reads",
+        decided_by=_condition_cells,
+    ),
 )
 def filter_rows(table: Table, args: FilterRowsArgs) -> Table:
     """Keep the rows where ``args.condition`` is true, in table order.

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from tablereason.operations.catalog import OperationArgs, operation
 from tablereason.operations.select_columns import project
-from tablereason.table.lineage import Step
+from tablereason.table.lineage import KEPT, Step
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table.value import Table
@@ -30,6 +30,7 @@ def name_matches(name: str, term: str) -> bool:
     "lookup_columns",
     LookupColumnsArgs,
     "keep the columns whose name matches one of the terms; the table is unchanged if none does",
+    lineage=KEPT,
 )
 def lookup_columns(table: Table, args: LookupColumnsArgs) -> Table:
     """Keep the columns whose name matches a term.

@@ -17,7 +17,7 @@ from sqlglot import exp
 
 from tablereason.errors import TableError
 from tablereason.operations.catalog import OperationArgs, operation
-from tablereason.table.lineage import Step
+from tablereason.table.lineage import Lineage, Refs, Step, kept_cells, parent_positions
 from tablereason.table.storage import RID
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -49,10 +49,43 @@ class LookupRowsArgs(OperationArgs):
     columns: list[str] | None = None
 
 
+def _matched_cells(child: Table, rows: np.ndarray, tags: np.ndarray) -> Refs:
+    """The cells that kept these rows of ``child``: those of its rows that mention a term."""
+    refs = Refs()
+    args = child.step.args if child.step is not None else None
+    if child.parent is None or not isinstance(args, LookupRowsArgs):
+        return refs
+    terms = [t for t in (fold(_SEPARATOR.sub("", t).strip()) for t in args.terms) if t]
+    names = [child.column(c).name for c in args.columns] if args.columns else child.columns
+    kernel = child.kernel
+    cells = kernel.cells()
+    at = parent_positions(child, rows)
+    for name in names:
+        if cells is not None:
+            i = kernel.position(name)
+            hit = np.asarray([_mentions(fold(cells[r][i]), terms) for r in rows.tolist()], bool)
+        else:
+            with kernel.scan() as scan:
+                lowered = exp.func("lower", scan.cell(name))
+                tests = [exp.func("contains", lowered.copy(), exp.Literal.string(t)) for t in terms]
+                condition: exp.Expr = tests[0]
+                for test in tests[1:]:
+                    condition = exp.or_(condition, test, copy=False)
+                query = scan.select(exp.alias_(scan.pos, "p")).where(condition, copy=False)
+                hit = np.isin(rows, kernel.store.fetch_numpy(query)["p"])
+        refs.add(name, at[hit], tags[hit])
+    return refs
+
+
 @operation(
     "lookup_rows",
     LookupRowsArgs,
     "keep the rows where some cell contains one of the terms (case-insensitive)",
+    lineage=Lineage(
+        kept_cells,
+        "each kept cell maps to itself; a kept row rests on its cells that mention a term",
+        decided_by=_matched_cells,
+    ),
 )
 def lookup_rows(table: Table, args: LookupRowsArgs) -> Table:
     """Keep rows where a cell contains one of the terms, ignoring case.

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from tablereason.errors import TableError
 from tablereason.operations.catalog import OperationArgs, operation
-from tablereason.table.lineage import Step
+from tablereason.table.lineage import KEPT, Step
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table.value import Table
@@ -20,7 +20,10 @@ class SelectColumnsArgs(OperationArgs):
     names: list[str] = Field(default_factory=list)
 
 
-@operation("select_columns", SelectColumnsArgs, "keep the named columns, in table order")
+@operation(
+    "select_columns", SelectColumnsArgs, "keep the named columns, in table order",
+    lineage=KEPT,
+)
 def select_columns(table: Table, args: SelectColumnsArgs) -> Table:
     """Keep the named columns in table order.
 

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from tablereason.errors import RowIndexError
 from tablereason.operations.catalog import OperationArgs, operation
-from tablereason.table.lineage import Step
+from tablereason.table.lineage import KEPT, Step
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table.value import Table
@@ -21,7 +21,10 @@ class SelectRowsArgs(OperationArgs):
     indices: list[int] = Field(default_factory=list)
 
 
-@operation("select_rows", SelectRowsArgs, "keep the rows at the given positions, in table order")
+@operation(
+    "select_rows", SelectRowsArgs, "keep the rows at the given positions, in table order",
+    lineage=KEPT,
+)
 def select_rows(table: Table, args: SelectRowsArgs) -> Table:
     """Keep the rows at ``args.indices``, duplicates removed, in table order.
 

@@ -14,7 +14,7 @@ import numpy as np
 from sqlglot import exp
 
 from tablereason.operations.catalog import OperationArgs, operation
-from tablereason.table.lineage import Step
+from tablereason.table.lineage import KEPT, Step
 from tablereason.table.storage import RID, fill, template
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -105,7 +105,10 @@ class SortByArgs(OperationArgs):
     numeric: bool | None = None
 
 
-@operation("sort_by", SortByArgs, "sort the rows by one column, ascending or descending")
+@operation(
+    "sort_by", SortByArgs, "sort the rows by one column, ascending or descending",
+    lineage=KEPT,
+)
 def sort_by(table: Table, args: SortByArgs) -> Table:
     """Sort rows by ``args.column``; ties and cells without a key keep their order.
 

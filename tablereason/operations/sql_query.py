@@ -16,12 +16,14 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from pydantic import Field
 from sqlglot import exp
 
 from tablereason.errors import SQLError
 from tablereason.operations.catalog import OperationArgs, operation
-from tablereason.table.lineage import Step
+from tablereason.table.lineage import ROW, Lineage, Origin, Refs, Step
+from tablereason.table.sql_rows import RowQuery, with_row_numbers
 from tablereason.table.sqlengine import (
     SQLLimits,
     TableInput,
@@ -46,7 +48,70 @@ class SqlArgs(OperationArgs):
     timeout_s: float = Field(default=10.0, gt=0)
 
 
-@operation("sql", SqlArgs, "run one read-only SELECT over the table, referred to as t")
+def _query_cells(child: Table, refs: Refs) -> Origin:
+    """Result cells map to the input cells their column reads, in the rows they came from.
+
+    The query is run again with a row number carried through it
+    (:func:`~tablereason.table.sql_rows.with_row_numbers`); a count's cells, and whole
+    result rows, map to the cells its conditions read in those rows.
+    """
+    origin = Origin()
+    parent, args = child.parent, child.step.args if child.step is not None else None
+    if parent is None or not isinstance(args, SqlArgs):
+        return origin
+    found = _source_rows(parent, args, child)
+    if isinstance(found, str):
+        origin.untraced.extend((tags, found) for _, _, tags in refs.items())
+        return origin
+    query, sources = found
+    for column, rows, tags in refs.items():
+        for row, tag in zip(rows.tolist(), tags.tolist(), strict=True):
+            at = sources[row]
+            read = [] if column is ROW else query.reads[child.columns.index(column)]
+            targets: list[str | None] = list(read or query.condition) or [ROW]
+            if column is ROW:
+                targets = [ROW, *query.condition]
+            for target in targets:
+                origin.refs.add(target, at, np.full(len(at), tag, dtype=np.int64))
+    return origin
+
+
+def _source_rows(
+    parent: Table, args: SqlArgs, child: Table
+) -> tuple[RowQuery, list[np.ndarray]] | str:
+    """The rewritten query and each result row's input rows, or why they are not known."""
+    row_column = "__row"
+    while row_column in parent.columns:
+        row_column += "_"
+    query = with_row_numbers(args.query, parent.columns, row_column)
+    if isinstance(query, str):
+        return f"the rows behind the query's result are not known: {query}"
+    limits = with_seconds(table_sql_limits(), args.timeout_s)
+    statement = _statement(query.sql, limits.max_rows, limits.max_query_chars + 200)
+    try:
+        _, result, _ = execute([_input(parent, row_column)], statement, limits)
+    except SQLError as error:
+        return f"the query could not be run again with row numbers: {error}"
+    width = len(child.columns)
+    if [[to_text(v) for v in row[:width]] for row in result] != child.rows():
+        return "the query returned other rows when run again with row numbers"
+    sources = []
+    for row in result:
+        numbers = row[-1] if query.grouped else [row[-1]]
+        sources.append(np.asarray([int(n) for n in numbers or []], dtype=np.int64))
+    return query, sources
+
+
+@operation(
+    "sql",
+    SqlArgs,
+    "run one read-only SELECT over the table, referred to as t",
+    lineage=Lineage(
+        _query_cells,
+        "a result cell maps to the cells its column reads in the rows it came from "
+        "(the query is run again with row numbers); not available for joins or WITH",
+    ),
+)
 def sql_query(table: Table, args: SqlArgs) -> Table:
     """Run ``args.query`` over the table (as ``t``) and return the result as a table.
 
@@ -88,15 +153,28 @@ def _statement(query: str, max_rows: int, max_chars: int) -> str:
     return render(root, max_rows)[1]
 
 
-def _input(table: Table) -> TableInput:
-    """The table as the worker's ``t``: its display names and text cells, keyed by storage."""
+def _input(table: Table, row_column: str | None = None) -> TableInput:
+    """The table as the worker's ``t``: its display names and text cells, keyed by storage.
+
+    With ``row_column``, ``t`` has one more column, of that name, holding each row's
+    position.
+    """
     kernel = table.kernel
     digest = hashlib.blake2b(digest_size=16)
     digest.update(repr((kernel.base, [(c.name, c.source, c.field) for c in kernel.refs])).encode())
     if kernel.row_order is not None:
         digest.update(kernel.row_order.tobytes())
     n_cells = table.num_rows * len(kernel.refs)
-    return TableInput(TABLE_NAME, lambda: _data(table), key=digest.hexdigest(), cells=n_cells)
+    if row_column is None:
+        return TableInput(TABLE_NAME, lambda: _data(table), key=digest.hexdigest(), cells=n_cells)
+    digest.update(row_column.encode())
+
+    def numbered() -> dict[str, Any]:
+        data = _data(table)
+        positions = [str(i) for i in range(table.num_rows)]
+        return {"columns": [*data["columns"], row_column], "cells": [*data["cells"], positions]}
+
+    return TableInput(TABLE_NAME, numbered, key=digest.hexdigest(), cells=n_cells)
 
 
 def _data(table: Table) -> dict[str, Any]:

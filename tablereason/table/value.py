@@ -303,6 +303,30 @@ class Table(TableVerbs):
             result = self._store.fetch(query)
         return [to_text(r[0]) for r in result]
 
+    def rows_at(self, positions: Sequence[int]) -> list[list[str]]:
+        """The cells of the rows at these 0-based positions, in the order given.
+
+        A large table reads only those rows from DuckDB.
+
+        Example:
+            >>> Table.from_records(["a"], [["x"], ["y"], ["z"]]).rows_at([2, 0])
+            [['z'], ['x']]
+        """
+        cells = self.kernel.cells()
+        if cells is not None:
+            return [cells[i] for i in positions]
+        if not len(positions):
+            return []
+        wanted = np.asarray(positions, dtype=np.int64)
+        rids = self.kernel.row_ids()[wanted]
+        order = np.argsort(rids, kind="stable")
+        view = Table(self._store, self._base, self._columns, rids[order], len(rids))
+        found = view._fetch(None)
+        out: list[list[str]] = [[] for _ in positions]
+        for row, at in zip(found, order.tolist(), strict=True):
+            out[at] = row
+        return out
+
     def to_records(self) -> list[list[str]]:
         """Header labels as given, then every row: ``[header, row1, row2, ...]``."""
         return [self.labels, *self.rows()]

@@ -1,4 +1,4 @@
-"""The verbs of a :class:`~tablereason.table.Table`: its operation methods, apply and replay.
+"""The verbs of a :class:`~tablereason.table.Table`: operation methods, apply, replay, provenance.
 
 Each verb (``add_column``, ``select_rows``, ``sort_by``...) calls the one
 implementation registered in :data:`tablereason.operations.OPERATIONS`. This module
@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from pydantic import BaseModel
-
-from tablereason.table.lineage import Step, install_operation_lookup
+from tablereason.errors import RowIndexError
+from tablereason.table.lineage import ROW, Refs, Step, install_operation_lookup
+from tablereason.table.provenance import LIMIT, Provenance, trace_back
 from tablereason.table.storage import to_text
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -40,12 +40,7 @@ def find_operation(name: str) -> Operation:
     return OPERATIONS.get(name)
 
 
-def _operation_args(name: str) -> tuple[str, type[BaseModel]]:
-    op = find_operation(name)
-    return op.name, op.args
-
-
-install_operation_lookup(_operation_args)
+install_operation_lookup(find_operation)
 
 
 class TableVerbs:
@@ -106,3 +101,47 @@ class TableVerbs:
             step = Step.from_dict(raw) if isinstance(raw, dict) else raw
             table = find_operation(step.operation).function(table, step.args)
         return table
+
+    def provenance(self, row: int, column: str | None, *, limit: int = LIMIT) -> Provenance:
+        """The cells of the source table that the cell at ``row``, ``column`` came from.
+
+        The walk follows every step back to the table the chain started from (see
+        :mod:`tablereason.table.provenance`), so it works the same on a replayed chain.
+        ``column=None`` asks about the whole row: the cells that decided it was kept
+        (a filter's condition columns), else the row itself (``Provenance.rows``).
+
+        Args:
+            row: 0-based position in this table.
+            column: A column name (resolved as :meth:`Table.column` does), or ``None``.
+            limit: How many source cells to read the values of.
+
+        Raises:
+            RowIndexError: For a position outside the table.
+            UnknownColumnError: For a column the table lacks.
+
+        Example:
+            >>> from tablereason.table import Table
+            >>> t = Table.from_records(["city"], [["Oslo"], ["Rome"]])
+            >>> t.sort_by("city", descending=True).provenance(0, "city").cells
+            (SourceCell(row=1, column='city', value='Rome'),)
+        """
+        return self.provenance_of([(row, column)], limit=limit)
+
+    def provenance_of(
+        self, cells: Iterable[tuple[int, str | None]], *, limit: int = LIMIT
+    ) -> Provenance:
+        """The source cells behind several cells of this table at once (see :meth:`provenance`).
+
+        Raises:
+            RowIndexError: For a position outside the table.
+            UnknownColumnError: For a column the table lacks.
+        """
+        table = cast("Table", self)
+        wanted = []
+        for row, column in cells:
+            if not 0 <= row < table.num_rows:
+                raise RowIndexError(
+                    f"row position {row} out of range; the table has {table.num_rows} rows"
+                )
+            wanted.append((row, ROW if column is None else table.column(column).name))
+        return trace_back(table, Refs.of(wanted)).read(limit)

@@ -7,7 +7,10 @@ shown through :func:`tablereason.trace.terminal.visible`, so control characters 
 printed as escapes instead of acting on the terminal. A table that the trace kept as
 a window of its first rows is captioned with its full row count; a table too wide for
 the terminal shows the columns that fit at a readable width (added ones first) and
-says how many are hidden (:mod:`tablereason.trace.table_fit`).
+says how many are hidden (:mod:`tablereason.trace.table_fit`). Given the answer's
+evidence, its cells are marked in every table (on a yellow ground with rich, between
+``*`` in plain text) and listed after the answer as ``Evidence:`` lines, with the
+warnings (:mod:`tablereason.trace.answer_view`).
 
 :class:`TraceView` renders the parts one at a time (the question, one step, the
 outcome), which is what the live view of a running question
@@ -30,7 +33,9 @@ import sys
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from tablereason.trace.html import TableDict, TableDiff, diff_tables, row_count
+from tablereason.trace.answer_view import checked_lines, marked
+from tablereason.trace.html import row_count
+from tablereason.trace.table_diff import TableDict, TableDiff, diff_tables
 from tablereason.trace.table_fit import HIDDEN_HINT, fit_columns, hidden_note
 from tablereason.trace.terminal import visible
 
@@ -139,12 +144,21 @@ class TraceView:
             self.out.write(f"Question: {visible(text, lines=True)}\n")
         self.out.flush()
 
-    def step(self, number: int, step: Mapping[str, Any], before: TableDict | None) -> None:
-        """One step, with the table after it when it changed (``before``: the last table)."""
+    def step(
+        self,
+        number: int,
+        step: Mapping[str, Any],
+        before: TableDict | None,
+        evidence: set[tuple[int, str]] | frozenset[tuple[int, str]] = frozenset(),
+    ) -> None:
+        """One step, with the table after it when it changed (``before``: the last table).
+
+        ``evidence`` holds the ``(row, column)`` cells of its table to mark.
+        """
         if self.rich:
-            self._rich_step(number, step, before)
+            self._rich_step(number, step, before, evidence)
         else:
-            self._plain_step(number, step, before)
+            self._plain_step(number, step, before, evidence)
         if self.prompts:
             self._prompts(step)
         self.out.flush()
@@ -158,8 +172,27 @@ class TraceView:
         if prompts:
             self.out.write("    --- end of prompts ---\n")
 
-    def outcome(self, answer: Any, error: str | None) -> None:
-        """The failure (when there is one) and the answer."""
+    def outcome(
+        self,
+        answer: Any,
+        error: str | None,
+        evidence: Mapping[str, Any] | None = None,
+        warnings: list[Mapping[str, Any]] | None = None,
+    ) -> None:
+        """The failure (when there is one), the answer, its evidence and its warnings."""
+        self._answer(answer, error)
+        lines = checked_lines(answer, error, evidence, warnings)
+        if self.rich:
+            from rich.markup import escape
+
+            for line in lines:
+                style = "yellow bold" if line.startswith("Warning") else "dim"
+                self.console.print(f"[{style}]{escape(line)}[/{style}]", soft_wrap=True)
+        else:
+            self.out.write("".join(f"{line}\n" for line in lines))
+        self.out.flush()
+
+    def _answer(self, answer: Any, error: str | None) -> None:
         if self.rich:
             from rich.markup import escape
 
@@ -176,9 +209,14 @@ class TraceView:
             if error:
                 self.out.write(f"\nFailed: {visible(error, lines=True)}\n")
             self.out.write(f"\nAnswer: {_answer_text(answer)}\n")
-        self.out.flush()
 
-    def _plain_step(self, number: int, step: Mapping[str, Any], before: TableDict | None) -> None:
+    def _plain_step(
+        self,
+        number: int,
+        step: Mapping[str, Any],
+        before: TableDict | None,
+        evidence: set[tuple[int, str]] | frozenset[tuple[int, str]],
+    ) -> None:
         out = self.out
         kind, name = visible(step.get("kind", "")), visible(step.get("name", ""))
         line = f"\n[{number}] {kind} {name}"
@@ -193,9 +231,15 @@ class TraceView:
         if not _diff(before, table)[1]:
             out.write("    (table unchanged)\n")
             return
-        out.write(_plain_table(table, self.max_rows) + "\n")
+        out.write(_plain_table(table, self.max_rows, evidence) + "\n")
 
-    def _rich_step(self, number: int, step: Mapping[str, Any], before: TableDict | None) -> None:
+    def _rich_step(
+        self,
+        number: int,
+        step: Mapping[str, Any],
+        before: TableDict | None,
+        evidence: set[tuple[int, str]] | frozenset[tuple[int, str]],
+    ) -> None:
         from rich.markup import escape
 
         console = self.console
@@ -220,9 +264,14 @@ class TraceView:
         if not changed:
             console.print("[dim](table unchanged)[/dim]")
             return
-        self._rich_table(table, diff)
+        self._rich_table(table, diff, evidence)
 
-    def _rich_table(self, table: TableDict, diff: TableDiff | None) -> None:
+    def _rich_table(
+        self,
+        table: TableDict,
+        diff: TableDiff | None,
+        evidence: set[tuple[int, str]] | frozenset[tuple[int, str]] = frozenset(),
+    ) -> None:
         from rich.markup import escape
         from rich.table import Table as RichTable
 
@@ -256,7 +305,10 @@ class TraceView:
             )
         for pos, row in enumerate(cells):
             style = "green" if pos in added_rows else None
-            values = [escape(row[i]) if i < len(row) else "" for i in fit.shown]
+            values = [
+                _marked(escape(row[i]), (pos, header[i]) in evidence) if i < len(row) else ""
+                for i in fit.shown
+            ]
             shown.add_row(str(pos + 1), *values, style=style)
         console.print(shown)
         if fit.hidden:
@@ -266,10 +318,25 @@ class TraceView:
             console.print(f"[dim]… {total - len(rows)} more rows[/dim]")
 
 
-def _plain_table(table: TableDict, max_rows: int) -> str:
-    header = [visible(c) for c in table.get("header") or []]
+def _marked(text: str, evidence: bool) -> str:
+    return f"[black on yellow]{text}[/black on yellow]" if evidence and text else text
+
+
+def _plain_table(
+    table: TableDict,
+    max_rows: int,
+    evidence: set[tuple[int, str]] | frozenset[tuple[int, str]] = frozenset(),
+) -> str:
+    names = [str(c) for c in table.get("header") or []]
+    header = [visible(c) for c in names]
     total = row_count(table)
-    shown = [[visible(c) for c in r] for r in (table.get("rows") or [])[:max_rows]]
+    shown = [
+        [
+            f"*{visible(c)}*" if j < len(names) and (i, names[j]) in evidence else visible(c)
+            for j, c in enumerate(r)
+        ]
+        for i, r in enumerate((table.get("rows") or [])[:max_rows])
+    ]
     widths = [
         min(30, max([len(h)] + [len(r[i]) if i < len(r) else 0 for r in shown]))
         for i, h in enumerate(header)
@@ -317,6 +384,8 @@ def print_trace(
     error: str | None = None,
     plain: bool | None = None,
     hidden_hint: str = HIDDEN_HINT,
+    evidence: Mapping[str, Any] | None = None,
+    warnings: list[Mapping[str, Any]] | None = None,
     prompts: bool = False,
 ) -> None:
     """Print a trace (its JSON form) step by step, then the answer.
@@ -330,10 +399,12 @@ def print_trace(
         plain: Force plain text (``True``) or rich (``False``); by default rich when
             installed.
         hidden_hint: What to do to see the columns a wide table hides.
+        evidence: The answer's evidence (JSON form): marked in the tables, listed last.
+        warnings: The answer's warnings (JSON form), printed last.
         prompts: Also print the exact text of every prompt.
     """
     view = TraceView(file, max_rows=max_rows, plain=plain, hidden_hint=hidden_hint, prompts=prompts)
     view.question(str(trace.get("question", "")))
     for number, step, before in walk(trace):
-        view.step(number, step, before)
-    view.outcome(answer, error)
+        view.step(number, step, before, marked(evidence, number - 1))
+    view.outcome(answer, error, evidence, warnings)

@@ -4,7 +4,10 @@ Works on the JSON form of a trace (:meth:`tablereason.trace.Trace.to_dict`), so 
 trace read back from a result file renders exactly like a live one. Each step shows
 its operation and arguments, the table before and after it with added columns and
 rows highlighted (and removed ones struck through), the raw model output on demand,
-and its tokens and time. The page has no scripts and loads nothing from the network.
+and its tokens and time. Given the answer's evidence and warnings
+(:meth:`~tablereason.trace.Prediction.checks`), the page lists them under the answer
+and marks the evidence cells in the input table and in every table after it. The
+page has no scripts and loads nothing from the network.
 
 Example:
     >>> page = render_page({"question": "q?", "steps": []}, answer="42")
@@ -16,12 +19,11 @@ from __future__ import annotations
 
 import html
 import json
-from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-TableDict = Mapping[str, Any]
+from tablereason.trace.answer_view import answer_html, marked
+from tablereason.trace.table_diff import TableDict, diff_tables, row_cell
 
 STYLE = """
 .trt{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;color:#1d2330;max-width:1200px}
@@ -50,82 +52,9 @@ STYLE = """
 .trt details summary{cursor:pointer;color:#2a5db0}
 .trt .error{color:#b3261e}.trt .note{color:#5b6475;font-style:italic}
 .trt .expr{margin:.3em 0;font-weight:600}
+.trt .evidence,.trt td.evidence{background:#fff1a8;outline:1px solid #d9b300}
+.trt .warning{color:#8a5300;background:#fff6e0;padding:.2em .5em;border-radius:4px}
 """
-
-
-@dataclass
-class TableDiff:
-    """How a step changed a table, by content (works without row ids).
-
-    Attributes:
-        added_columns: Columns of the new table that the old one lacked.
-        dropped_columns: Columns of the old table that the new one lacks.
-        added_rows: Positions (0-based) of new-table rows absent from the old table.
-        dropped_rows: Positions of old-table rows absent from the new table.
-        reordered: Same rows, different order.
-    """
-
-    added_columns: set[str] = field(default_factory=set)
-    dropped_columns: set[str] = field(default_factory=set)
-    added_rows: set[int] = field(default_factory=set)
-    dropped_rows: set[int] = field(default_factory=set)
-    reordered: bool = False
-
-    @property
-    def changed(self) -> bool:
-        """Whether anything differs."""
-        return bool(
-            self.added_columns
-            or self.dropped_columns
-            or self.added_rows
-            or self.dropped_rows
-            or self.reordered
-        )
-
-
-def diff_tables(before: TableDict, after: TableDict) -> TableDiff:
-    """Compare two tables (``{"header", "rows"}``) on the columns they share.
-
-    Rows match as a multiset of their values in the shared columns, so a row kept by
-    ``select_rows`` or moved by ``sort_by`` is not marked, and duplicates count.
-
-    Example:
-        >>> a = {"header": ["x", "y"], "rows": [["1", "a"], ["2", "b"]]}
-        >>> b = {"header": ["x", "z"], "rows": [["2", "B"]]}
-        >>> d = diff_tables(a, b)
-        >>> sorted(d.added_columns), sorted(d.dropped_columns), d.dropped_rows, d.added_rows
-        (['z'], ['y'], {0}, set())
-    """
-    old_header, new_header = list(before["header"]), list(after["header"])
-    common = [c for c in new_header if c in old_header]
-    diff = TableDiff(
-        added_columns={c for c in new_header if c not in old_header},
-        dropped_columns={c for c in old_header if c not in new_header},
-    )
-    if not common:
-        return diff
-    old_idx = [old_header.index(c) for c in common]
-    new_idx = [new_header.index(c) for c in common]
-    old_keys = [tuple(_cell(r, i) for i in old_idx) for r in before["rows"]]
-    new_keys = [tuple(_cell(r, i) for i in new_idx) for r in after["rows"]]
-    pool = Counter(old_keys)
-    for pos, key in enumerate(new_keys):
-        if pool[key] > 0:
-            pool[key] -= 1
-        else:
-            diff.added_rows.add(pos)
-    remaining = Counter(new_keys)
-    for pos, key in enumerate(old_keys):
-        if remaining[key] > 0:
-            remaining[key] -= 1
-        else:
-            diff.dropped_rows.add(pos)
-    diff.reordered = not diff.added_rows and not diff.dropped_rows and old_keys != new_keys
-    return diff
-
-
-def _cell(row: Sequence[str], index: int) -> str:
-    return row[index] if index < len(row) else ""
 
 
 def _esc(value: Any) -> str:
@@ -140,8 +69,11 @@ def table_html(
     rows: set[int] | frozenset[int] = frozenset(),
     mark: str = "added",
     max_rows: int = 60,
+    evidence: set[tuple[int, str]] | frozenset[tuple[int, str]] = frozenset(),
 ) -> str:
     """One table as HTML, with ``columns`` and ``rows`` (positions) given the class ``mark``.
+
+    The ``evidence`` cells (``(row, column)``) get the class ``evidence``.
 
     Example:
         >>> "added" in table_html({"header": ["a"], "rows": [["1"]]}, columns={"a"})
@@ -162,7 +94,8 @@ def table_html(
     for pos, row in enumerate(body[:max_rows]):
         klass = f" class='{mark}'" if pos in rows else ""
         cells = "".join(
-            f"<td{flags[i] if i < len(flags) else ''}>{_esc(_cell(row, i))}</td>"
+            f"<td{_flag(flags, i, (pos, header[i]) in evidence if i < len(header) else False)}>"
+            f"{_esc(row_cell(row, i))}</td>"
             for i in range(max(len(header), len(row)))
         )
         out.append(f"<tr{klass}><td class='n'>{pos + 1}</td>{cells}</tr>")
@@ -171,6 +104,12 @@ def table_html(
     if total > shown:
         out.append(f"<p class='meta'>… {total - shown:,} more rows not shown</p>")
     return "".join(out)
+
+
+def _flag(flags: list[str], index: int, evidence: bool) -> str:
+    if evidence:
+        return " class='evidence'"
+    return flags[index] if index < len(flags) else ""
 
 
 def row_count(table: TableDict) -> int:
@@ -231,8 +170,16 @@ def _usage_text(step: Mapping[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def step_html(number: int, step: Mapping[str, Any], before: TableDict | None) -> str:
-    """One step: heading, arguments, note or error, tables before/after, raw output."""
+def step_html(
+    number: int,
+    step: Mapping[str, Any],
+    before: TableDict | None,
+    evidence: tuple[set[tuple[int, str]], set[tuple[int, str]]] = (set(), set()),
+) -> str:
+    """One step: heading, arguments, note or error, tables before/after, raw output.
+
+    ``evidence`` holds the evidence cells of the table before the step and after it.
+    """
     failed = bool(step.get("error"))
     parts = [f"<section class='step{' failed' if failed else ''}' id='step-{number}'>"]
     parts.append(
@@ -251,7 +198,7 @@ def step_html(number: int, step: Mapping[str, Any], before: TableDict | None) ->
         parts.append(f"<p class='error'>{_esc(step['error'])}</p>")
     after = step.get("table")
     if after is not None:
-        parts.append(_tables_html(before, after))
+        parts.append(_tables_html(before, after, evidence))
     prompts = step.get("prompts") or []
     if prompts:
         items = "".join(f"<pre>{_esc(text)}</pre>" for text in prompts)
@@ -266,17 +213,27 @@ def step_html(number: int, step: Mapping[str, Any], before: TableDict | None) ->
     return "".join(parts)
 
 
-def _tables_html(before: TableDict | None, after: TableDict) -> str:
+def _tables_html(
+    before: TableDict | None,
+    after: TableDict,
+    evidence: tuple[set[tuple[int, str]], set[tuple[int, str]]],
+) -> str:
+    old_cells, new_cells = evidence
     if before is None:
-        return f"<div class='tables'><div>{table_html(after, title='Table')}</div></div>"
+        shown = table_html(after, title="Table", evidence=new_cells)
+        return f"<div class='tables'><div>{shown}</div></div>"
     if _windowed(before) or _windowed(after):
         # Only a window of a large table is kept: compare columns and row counts, not rows.
         diff = diff_tables({**before, "rows": []}, {**after, "rows": []})
         counts = f"{row_count(before):,} → {row_count(after):,} rows"
         if not diff.changed and row_count(before) == row_count(after):
             counts = f"{row_count(after):,} rows, unchanged or reordered"
-        old = table_html(before, title="Before", columns=diff.dropped_columns, mark="dropped")
-        new = table_html(after, title="After", columns=diff.added_columns, mark="added")
+        old = table_html(
+            before, title="Before", columns=diff.dropped_columns, mark="dropped", evidence=old_cells
+        )
+        new = table_html(
+            after, title="After", columns=diff.added_columns, mark="added", evidence=new_cells
+        )
         return (
             f"<p class='meta'>{counts}; the first rows of each table are shown.</p>"
             f"<div class='tables'><div>{old}</div><div>{new}</div></div>"
@@ -285,13 +242,23 @@ def _tables_html(before: TableDict | None, after: TableDict) -> str:
     if not diff.changed:
         return (
             "<p class='meta'>Table unchanged.</p><div class='tables'><div>"
-            f"{table_html(after, title='Table')}</div></div>"
+            f"{table_html(after, title='Table', evidence=new_cells)}</div></div>"
         )
     old = table_html(
-        before, title="Before", columns=diff.dropped_columns, rows=diff.dropped_rows, mark="dropped"
+        before,
+        title="Before",
+        columns=diff.dropped_columns,
+        rows=diff.dropped_rows,
+        mark="dropped",
+        evidence=old_cells,
     )
     new = table_html(
-        after, title="After", columns=diff.added_columns, rows=diff.added_rows, mark="added"
+        after,
+        title="After",
+        columns=diff.added_columns,
+        rows=diff.added_rows,
+        mark="added",
+        evidence=new_cells,
     )
     note = "<p class='meta'>Rows reordered.</p>" if diff.reordered else ""
     return f"{note}<div class='tables'><div>{old}</div><div>{new}</div></div>"
@@ -309,6 +276,8 @@ def render_body(
     answer: Any = None,
     error: str | None = None,
     extra: Mapping[str, Any] | None = None,
+    evidence: Mapping[str, Any] | None = None,
+    warnings: Sequence[Mapping[str, Any]] | None = None,
 ) -> str:
     """The trace as an HTML fragment inside ``<div class="trt">`` (styles included).
 
@@ -317,6 +286,8 @@ def render_body(
         answer: The final answer to show (a string or a list).
         error: Why the run failed, if it did.
         extra: More header lines (``{"gold": ..., "score": ..., "id": ...}``).
+        evidence: The answer's evidence (JSON form): listed, and marked in the tables.
+        warnings: The answer's warnings (JSON form).
     """
     steps = list(trace.get("steps") or [])
     parts = [f"<div class='trt'><style>{STYLE}</style>"]
@@ -334,6 +305,7 @@ def render_body(
         parts.append(f"<p>Answer: <span class='answer'>{_esc(_answer_text(answer))}</span></p>")
     if error:
         parts.append(f"<p class='error'>Failed: {_esc(error)}</p>")
+    parts.append(answer_html(evidence, warnings))
     for key, value in (extra or {}).items():
         if key == "score" and value is not None:
             verdict = "ok'>correct" if float(value) >= 1 else "bad'>wrong"
@@ -347,13 +319,17 @@ def render_body(
         parts.append(f"<p class='meta'>Chain: {' → '.join(_esc(c) for c in chain)}</p>")
     parts.append(
         "<p class='legend meta'><span class='added'>added</span>"
-        "<span class='dropped'>removed</span></p>"
+        "<span class='dropped'>removed</span>"
+        + ("<span class='evidence'>evidence</span>" if evidence else "")
+        + "</p>"
     )
     before: TableDict | None = None
+    before_cells: set[tuple[int, str]] = set()
     for number, step in enumerate(steps, start=1):
-        parts.append(step_html(number, step, before))
+        cells = marked(evidence, number - 1)
+        parts.append(step_html(number, step, before, (before_cells, cells)))
         if step.get("table") is not None:
-            before = step["table"]
+            before, before_cells = step["table"], cells
     parts.append("</div>")
     return "".join(parts)
 
@@ -374,6 +350,8 @@ def render_page(
     extra: Mapping[str, Any] | None = None,
     title: str | None = None,
     back_link: str | None = None,
+    evidence: Mapping[str, Any] | None = None,
+    warnings: Sequence[Mapping[str, Any]] | None = None,
 ) -> str:
     """A complete, self-contained HTML page for one trace.
 
@@ -384,10 +362,14 @@ def render_page(
         extra: More header lines (gold answer, score, example id).
         title: Page title (defaults to the question).
         back_link: Relative URL of the page to link back to (an evaluation report).
+        evidence: The answer's evidence (listed, and marked in the tables).
+        warnings: The answer's warnings.
     """
     heading = title or str(trace.get("question") or "trace")
     back = f"<p><a href='{_esc(back_link)}'>← report</a></p>" if back_link else ""
-    body = render_body(trace, answer=answer, error=error, extra=extra)
+    body = render_body(
+        trace, answer=answer, error=error, extra=extra, evidence=evidence, warnings=warnings
+    )
     return (
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width,initial-scale=1'>"

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, TextIO
 
@@ -126,7 +127,16 @@ class LiveSteps:
                 self.before = data["table"]
         self._working.set(f"{self.count + 1}. working")
 
-    def outcome(self, answer: Any, error: str | None) -> None:
-        """The failure, when there is one, and the answer; the spinner stops first."""
+    def outcome(
+        self,
+        answer: Any,
+        error: str | None,
+        evidence: Mapping[str, Any] | None = None,
+        warnings: list[Mapping[str, Any]] | None = None,
+    ) -> None:
+        """The failure, when there is one, the answer, its evidence and warnings.
+
+        The spinner stops first.
+        """
         self._stop_spinner()
-        self.view.outcome(answer, error)
+        self.view.outcome(answer, error, evidence, warnings)

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from tablereason.answers.records import AnswerWarning, Evidence
+from tablereason.answers.value import AnswerValue
 from tablereason.llm.base import Usage
 from tablereason.llm.redaction import redact
 from tablereason.trace.console import print_trace
@@ -219,11 +221,23 @@ class Trace(BaseModel):
         return [s.table for s in self.steps if s.table is not None]
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able form of the whole trace."""
+        """JSON-able form of the whole trace.
+
+        A table made from the trace's first table by operations also keeps those
+        operations' steps (``"lineage"``), so that :meth:`from_dict` can replay them and
+        rebuild the table with the lineage of its cells.
+        """
+        steps = [s.to_dict() for s in self.steps]
+        tables = [s.table for s in self.steps if s.table is not None]
+        for step, data in zip(self.steps, steps, strict=True):
+            if step.table is not None and tables and step.table is not tables[0]:
+                lineage = _steps_from(step.table, tables[0])
+                if lineage:
+                    data["table"]["lineage"] = lineage
         return {
             "method": self.method,
             "question": self.question,
-            "steps": [s.to_dict() for s in self.steps],
+            "steps": steps,
             "usage": self.usage.model_dump(),
         }
 
@@ -241,6 +255,12 @@ class Trace(BaseModel):
             '<END>'
         """
         steps = [TraceStep.from_dict(s) for s in data.get("steps") or []]
+        saved = [s.get("table") for s in data.get("steps") or []]
+        at = next((i for i, s in enumerate(steps) if s.table is not None), None)
+        first = None if at is None or saved[at].get("num_rows") else steps[at].table
+        for step, table in zip(steps, saved, strict=True):
+            if first is not None and isinstance(table, dict) and table.get("lineage"):
+                step.table = _replayed(first, table, step.table)
         return cls(method=data.get("method", ""), question=data.get("question", ""), steps=steps)
 
     def to_html(self, path: str | os.PathLike[str] | None = None, **header: Any) -> str:
@@ -248,7 +268,8 @@ class Trace(BaseModel):
 
         Args:
             path: Where to write the page.
-            **header: ``answer``, ``error``, ``extra`` and ``title`` for the page header.
+            **header: ``answer``, ``error``, ``extra``, ``title``, ``evidence`` and
+                ``warnings`` for the page header (see :func:`~tablereason.trace.html.render_page`).
 
         Example:
             >>> "<!doctype html>" in Trace(question="q").to_html()
@@ -268,26 +289,67 @@ class Trace(BaseModel):
         Args:
             file: Where to print (standard output by default).
             max_rows: Rows shown per table.
-            **header: ``answer`` and ``error`` to print at the end.
+            **header: ``answer``, ``error``, ``evidence`` and ``warnings`` to print (see
+                :func:`~tablereason.trace.console.print_trace`).
         """
         print_trace(self.to_dict(), file=file, max_rows=max_rows, **header)
 
 
-class Prediction(BaseModel):
-    """A method's answer with the trace that produced it.
+def _steps_from(table: Table, first: Table) -> list[dict[str, Any]]:
+    """The steps that made ``table`` from ``first`` (none when it does not descend from it)."""
+    chain = table.lineage()
+    for at, node in enumerate(chain):
+        if node is first:
+            return [n.step.to_dict() for n in chain[at + 1 :] if n.step is not None]
+    return []
 
-    ``answer`` is a string, or a list of strings for list answers (WikiTQ).
-    ``error`` is set when the run failed; the answer is then empty and counts as wrong.
-    ``raw_answer`` is the answer before it was turned into text, for methods that
-    keep one: Chameleon's answer generator value (a float, bool, string or None), which
-    the published TabMWP scoring reads. Left unset, it is absent (see
-    :attr:`has_raw_answer`) and scorers fall back to ``answer``.
+
+def _replayed(first: Table, saved: dict[str, Any], rows: Table | None) -> Table | None:
+    """``saved`` rebuilt by replaying its lineage on ``first``; its rows when that fails.
+
+    A replay is kept only when it gives the table that was saved, every row of it (the
+    caller replays only on a first table saved whole, not as a window).
+    """
+    if rows is None or saved.get("num_rows"):
+        return rows
+    from tablereason.errors import TableReasonError
+
+    try:
+        table = first.replay(saved["lineage"])
+    except (TableReasonError, ValueError, KeyError):
+        return rows
+    return table if table.columns == rows.columns and table.rows() == rows.rows() else rows
+
+
+class Prediction(BaseModel):
+    """A method's answer with the trace that produced it, checked.
+
+    ``answer`` is the answer as the method gave it: a string, or a list of strings for
+    list answers (WikiTQ). Scorers read it (never ``value``), so checking an answer
+    changes no score. ``error`` is set when the run failed; the answer is then empty
+    and counts as wrong. ``raw_answer`` is the answer before it was turned into text,
+    for methods that keep one: Chameleon's answer generator value (a float, bool,
+    string or None), which the published TabMWP scoring reads. Left unset, it is
+    absent (see :attr:`has_raw_answer`) and scorers fall back to ``answer``.
+
+    Every prediction is checked when it is made (:func:`tablereason.answers.assess`),
+    from its answer, error and trace alone, whatever the method:
+
+    * ``value``: the answer typed (number, date, boolean, text, or a list of them) and
+      normalised (trailing punctuation; a whole row or a sentence reduced to the one
+      cell of the final table it names);
+    * ``evidence``: the input-table cells the answer rests on, followed through the
+      lineage of the trace's tables (``status`` says when there are none, and why);
+    * ``warnings``: signs that the answer is suspect, each with a code and a sentence.
+
+    Given explicitly (a prediction read back from a result file), they are kept.
 
     Example:
         >>> Prediction(answer="12", raw_answer=12.0).has_raw_answer
         True
-        >>> Prediction(answer="12").has_raw_answer
-        False
+        >>> p = Prediction(answer=["13."])
+        >>> p.value.value, p.evidence.status, p.warnings
+        (13, 'not_available', [])
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -296,16 +358,48 @@ class Prediction(BaseModel):
     trace: Trace = Field(default_factory=Trace)
     error: str | None = None
     raw_answer: Any = None
+    value: AnswerValue | None = None
+    evidence: Evidence | None = None
+    warnings: list[AnswerWarning] | None = None
 
     def model_post_init(self, context: Any, /) -> None:
         """The run is over: steps still running (a failure skipped their end) stop now.
 
         ``error`` is redacted (:func:`~tablereason.llm.redaction.redact`), as the
-        trace's messages are.
+        trace's messages are; the answer is checked unless its checks were given.
         """
         self.trace.stop_running()
         if self.error:
             self.error = redact(self.error)
+        if self.value is None or self.evidence is None or self.warnings is None:
+            self._check(None)
+
+    def _check(self, source: Table | None) -> None:
+        """Check the answer; a check that fails leaves the prediction as it is, saying why."""
+        from tablereason.answers.assess import assess  # the engine loads only to check
+
+        try:
+            checked = assess(self, source)
+        except Exception as error:  # a prediction is never lost to its check
+            reason = f"not available: the answer could not be checked ({type(error).__name__})"
+            self.value = AnswerValue(type="none", notes=[reason])
+            self.evidence, self.warnings = Evidence(status="not_available", how=reason), []
+            return
+        self.value, self.evidence, self.warnings = (
+            checked.value,
+            checked.evidence,
+            checked.warnings,
+        )
+
+    def checked(self, source: Table | None = None) -> Prediction:
+        """A copy checked again: after its answer or error changed, or against ``source``.
+
+        ``source`` is the table the user passed, for a run that read a copy of it (the
+        paper profile lower-cases WikiTQ tables): the evidence then cites its cells.
+        """
+        copy = self.model_copy()
+        copy._check(source)
+        return copy
 
     @property
     def has_raw_answer(self) -> bool:
@@ -317,18 +411,45 @@ class Prediction(BaseModel):
         """Every intermediate table of the run."""
         return self.trace.tables
 
+    def checks(self) -> dict[str, Any]:
+        """``value``, ``evidence`` and ``warnings`` as JSON-able data.
+
+        Example:
+            >>> sorted(Prediction(answer="no").checks())
+            ['evidence', 'value', 'warnings']
+        """
+        return {
+            "value": self.value.model_dump(mode="json") if self.value else None,
+            "evidence": self.evidence.model_dump(mode="json") if self.evidence else None,
+            "warnings": [w.model_dump(mode="json") for w in self.warnings or []],
+        }
+
     def to_html(self, path: str | os.PathLike[str] | None = None) -> str:
         """A self-contained HTML page of the run (answer and trace); written to ``path``.
+
+        The evidence cells are highlighted in every table, and the warnings listed.
 
         Example:
             >>> "yes" in Prediction(answer="yes").to_html()
             True
         """
-        return self.trace.to_html(path, answer=self.answer, error=self.error)
+        return self.trace.to_html(path, answer=self.answer, error=self.error, **self._shown())
 
     def _repr_html_(self) -> str:
-        return render_body(self.trace.to_dict(), answer=self.answer, error=self.error)
+        return render_body(
+            self.trace.to_dict(), answer=self.answer, error=self.error, **self._shown()
+        )
+
+    def _shown(self) -> dict[str, Any]:
+        checks = self.checks()
+        return {"evidence": checks["evidence"], "warnings": checks["warnings"]}
 
     def print(self, file: TextIO | None = None, *, max_rows: int = 20) -> None:
-        """Print the steps, every intermediate table and the answer to the terminal."""
-        self.trace.print(file, max_rows=max_rows, answer=self.answer, error=self.error)
+        """Print the steps, every intermediate table and the answer to the terminal.
+
+        Evidence cells are marked in the tables; the evidence and warnings follow the
+        answer.
+        """
+        self.trace.print(
+            file, max_rows=max_rows, answer=self.answer, error=self.error, **self._shown()
+        )

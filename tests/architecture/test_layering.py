@@ -13,7 +13,8 @@ import pytest
 
 EVERYTHING = {
     "errors", "registry", "old_paths", "lazy_names", "table", "operations", "datasets", "llm",
-    "prompts", "sandbox", "trace", "calls", "metrics", "tools", "methods", "evaluate", "api",
+    "prompts", "sandbox", "answers", "trace", "calls", "metrics", "tools", "methods", "evaluate",
+    "api",
     "cli",
 }  # fmt: skip
 
@@ -30,24 +31,17 @@ ALLOWED: dict[str, set[str]] = {
     "llm": {"errors", "registry", "lazy_names"},
     "prompts": {"errors"},
     "sandbox": {"errors", "registry", "table"},
-    "trace": {"errors", "table", "llm"},
+    "answers": {"errors", "table", "operations", "sandbox"},
+    "trace": {"errors", "table", "llm", "answers"},
     "calls": {"errors", "llm", "trace"},
     "metrics": {"errors", "registry", "datasets"},
     "tools": {
-        "errors",
-        "registry",
-        "table",
-        "operations",
-        "sandbox",
-        "llm",
-        "prompts",
-        "trace",
-        "datasets",
-        "calls",
+        "errors", "registry", "table", "operations", "sandbox", "llm", "prompts", "answers",
+        "trace", "datasets", "calls",
     },
     "methods": EVERYTHING - {"evaluate", "cli", "api"},
     "evaluate": EVERYTHING - {"cli", "api"},
-    "api": {"errors", "table", "llm", "methods", "trace", "datasets"},
+    "api": {"errors", "table", "llm", "methods", "answers", "trace", "datasets"},
     "cli": EVERYTHING,
 }
 

@@ -42,7 +42,7 @@ def test_ask_prints_every_intermediate_table_and_the_answer(taymyr_server, capsy
     assert "1 rows × 2 columns" in out  # after select_column
     assert "operation · select_row" in out and "operation · select_column" in out
     assert "1 104" in out
-    assert out.rstrip().endswith("Answer: 1985")
+    assert out.rstrip().endswith("Answer: 1985\nEvidence: row 4, Column 1 = 1985")
 
 
 def test_answer_only_and_json_output(taymyr_server, capsys) -> None:

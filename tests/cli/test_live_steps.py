@@ -83,7 +83,8 @@ def test_the_first_step_lines_appear_while_the_question_is_still_running() -> No
             gate.set()
         assert child.wait(timeout=60) == EXIT_OK, child.stderr.read() if child.stderr else ""
         rest = "".join(iter(lambda: lines.get(timeout=10), ""))
-    assert "operation · select_column" in rest and rest.rstrip().endswith("Answer: 1985")
+    assert "operation · select_column" in rest
+    assert rest.rstrip().endswith("Answer: 1985\nEvidence: row 4, Column 1 = 1985")
     assert "\x1b" not in "".join(seen) + rest  # piped: plain lines, no spinner or colours
 
 
@@ -145,9 +146,9 @@ def test_on_a_terminal_a_spinner_names_the_running_step_and_its_time() -> None:
     assert "plan → plan" in text and "Answer:" in text
 
 
-def test_quiet_prints_the_answer_line_only(taymyr_server, capsys) -> None:
+def test_quiet_prints_the_answer_and_its_evidence_only(taymyr_server, capsys) -> None:
     assert main(["ask", str(EXAMPLE), QUESTION, "--quiet"]) == EXIT_OK
-    assert capsys.readouterr().out == "Answer: 1985\n"
+    assert capsys.readouterr().out == "Answer: 1985\nEvidence: row 4, Column 1 = 1985\n"
 
 
 @pytest.mark.parametrize("output", [["--json"], ["--answer-only"]])

@@ -192,7 +192,8 @@ def test_text_to_sql_sees_only_its_table(world: dict[str, Any], template: str) -
     prediction = method.run(public, "Who scored most?")
     assert SECRET not in _text(prediction.answer)
     assert SECRET not in (prediction.error or "")
-    assert SECRET not in prediction.trace.model_dump_json()
+    assert SECRET not in prediction.trace.to_json()
+    assert SECRET not in json.dumps(prediction.checks())  # the query run again for its rows
 
 
 @pytest.mark.parametrize("template", [c[1] for c in ISOLATION], ids=[c[0] for c in ISOLATION])

@@ -7,8 +7,11 @@ the command line, the trace pages and sharded runs can be tested end to end, ove
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
+
+import pytest
 
 from support.fake_server import FakeOpenAIServer, prompt_of
 
@@ -62,3 +65,13 @@ class ScriptedServer(FakeOpenAIServer):
             data["usage"]["prompt_tokens"] + data["usage"]["completion_tokens"]
         )
         return data
+
+
+@contextmanager
+def serving(monkeypatch: pytest.MonkeyPatch, reply: Reply) -> Iterator[ScriptedServer]:
+    """A :class:`ScriptedServer` that the environment names as the OpenAI model to use."""
+    with ScriptedServer(reply) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "unused")
+        monkeypatch.setenv("OPENAI_MODEL", "fake-model")
+        yield server

@@ -1,7 +1,9 @@
 """Golden cases for every registered operation, from tests/fixtures/operations/*.json.
 
 Each file holds a list of cases: an input table, the operation's arguments, and
-either the expected table, the expected text, or the expected error class.
+either the expected table, the expected text, or the expected error class. A table
+case may also list the provenance of some of its cells: the cells of the input table
+(row, column) they come from, the whole rows they rest on, or that they come from none.
 """
 
 from __future__ import annotations
@@ -35,6 +37,12 @@ def test_every_registered_operation_has_golden_cases() -> None:
     assert covered <= set(OPERATIONS.names()), covered - set(OPERATIONS.names())
 
 
+def test_every_table_operation_has_a_golden_provenance_case() -> None:
+    traced = {op for op, case in CASES if "provenance" in case["expected"]}
+    tables = {name for name in OPERATIONS.names() if OPERATIONS.get(name).returns == "table"}
+    assert tables <= traced, tables - traced
+
+
 @pytest.mark.parametrize(("operation", "case"), CASES, ids=[f"{o}:{c['name']}" for o, c in CASES])
 def test_golden(operation: str, case: dict) -> None:
     source = case["input"]
@@ -58,3 +66,12 @@ def test_golden(operation: str, case: dict) -> None:
     assert result.step is not None and result.step.operation == operation
     if "pipe" in expected:
         assert result.to_pipe() == expected["pipe"]
+    source = table.source()
+    for want in expected.get("provenance", []):
+        row, column = want["cell"]
+        found = result.provenance(row, column)
+        assert [[c.row, c.column] for c in found.cells] == want["cells"], want
+        for cell in found.cells:
+            assert cell.value == source.rows()[cell.row][source.columns.index(cell.column)]
+        assert list(found.rows) == want.get("rows", list(found.rows)), want
+        assert bool(found.untraced) == want.get("untraced", False), want

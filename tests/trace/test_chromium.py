@@ -32,11 +32,15 @@ const data = [...document.querySelectorAll("table.data")].map(t => {
     struck: dropped ? getComputedStyle(dropped).textDecorationLine : null,
   };
 });
-const details = document.querySelector("details");
+const details = document.querySelector("section.step details");
+const marked = [...document.querySelectorAll("table.data")].map(
+  t => [...t.querySelectorAll("td.evidence")].map(td => td.textContent));
+const first = document.querySelector("td.evidence");
 const out = document.createElement("pre");
 out.id = "probe";
 out.textContent = JSON.stringify({tables: data, detailsOpen: details.open,
-  rawVisible: details.querySelector("pre").checkVisibility()});
+  rawVisible: details.querySelector("pre").checkVisibility(), marked: marked,
+  evidenceColour: first ? getComputedStyle(first).backgroundColor : null});
 document.body.appendChild(out);
 </script>
 """
@@ -94,6 +98,9 @@ def test_trace_page_renders_its_tables_in_chromium(
     assert tables[0]["height"] > 10 * tables[2]["height"] / 2  # 21 rows are much taller than 1
     assert tables[1]["dropped"] == "rgb(251, 227, 225)" and tables[1]["struck"] == "line-through"
     assert result["detailsOpen"] is False and result["rawVisible"] is False  # raw output on demand
+    # The answer's evidence, 1985 in Column 1, is marked in every table that holds it.
+    assert result["marked"] == [["1985"]] * 6
+    assert result["evidenceColour"] == "rgb(255, 241, 168)"
 
     shot = tmp_path / "trace.png"
     target = tmp_path / "trace.html"

@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from tablereason.evaluate.report.svg import bar_chart
+from tablereason.evaluate.report.warned import WarningSummary, summarize_warnings
 from tablereason.evaluate.results import PAGES_DIR, REPORT_FILE, find_results, read_results
 from tablereason.evaluate.run_folder import check_inside, write_inside
 from tablereason.trace.html import render_page
@@ -57,6 +58,7 @@ class ExampleRow(BaseModel):
     tokens: int = 0
     operations: int | None = None
     table_rows: int | None = None
+    warnings: list[str] = Field(default_factory=list)
     page: str | None = None
 
 
@@ -89,6 +91,7 @@ class Report(BaseModel):
     slowest: list[ExampleRow] = Field(default_factory=list)
     failures: list[ExampleRow] = Field(default_factory=list)
     examples: list[ExampleRow] = Field(default_factory=list)
+    warnings: WarningSummary = Field(default_factory=WarningSummary)
 
     def to_text(self) -> str:
         """A short plain-text summary for the terminal."""
@@ -111,6 +114,7 @@ class Report(BaseModel):
             f"{self.requests:,} requests, cost ${self.cost:.4f}"
         )
         lines.append(f"time per example: mean {self.mean_s:.2f} s, p90 {self.p90_s:.2f} s")
+        lines.extend(self.warnings.to_text())
         if self.html:
             lines.append(f"report: {self.html}")
         return "\n".join(lines)
@@ -140,6 +144,7 @@ def _row(record: dict[str, Any], page: str | None) -> ExampleRow:
         tokens=int(record.get("prompt_tokens", 0)) + int(record.get("completion_tokens", 0)),
         operations=_operations(record),
         table_rows=_table_rows(record),
+        warnings=[str(w.get("code")) for w in record.get("warnings") or [] if isinstance(w, dict)],
         page=page,
     )
 
@@ -236,6 +241,7 @@ def summarize(path: str | os.PathLike[str], *, top: int = 10) -> Report:
         slowest=sorted(rows, key=lambda r: -r.duration_s)[:top],
         failures=[r for r in rows if r.error],
         examples=rows,
+        warnings=summarize_warnings(records),
     )
 
 
@@ -275,6 +281,8 @@ def build_report(
             extra=extra,
             title=f"{record['id']}: {trace.get('question', '')}",
             back_link=f"../{REPORT_FILE}",
+            evidence=record.get("evidence"),
+            warnings=record.get("warnings"),
         )
         write_inside(target, f"{PAGES_DIR}/{name}", page)
         links[str(record["id"])] = f"{PAGES_DIR}/{name}"
@@ -309,7 +317,7 @@ def _rows_table(rows: list[ExampleRow], *, show_error: bool = False) -> str:
     if not rows:
         return "<p class='meta'>none</p>"
     head = "<tr><th>example</th><th>score</th><th>answer</th><th>gold</th><th>operations</th>"
-    head += "<th>rows</th><th>tokens</th><th>time (s)</th>"
+    head += "<th>rows</th><th>tokens</th><th>time (s)</th><th>warnings</th>"
     head += "<th>error</th></tr>" if show_error else "</tr>"
     body = []
     for r in rows:
@@ -318,7 +326,7 @@ def _rows_table(rows: list[ExampleRow], *, show_error: bool = False) -> str:
         cells = (
             f"<td>{_link(r)}</td><td class='{klass}'>{score}</td><td>{_e(r.answer)}</td>"
             f"<td>{_e(r.gold)}</td><td>{_e(r.operations)}</td><td>{_e(r.table_rows)}</td>"
-            f"<td>{r.tokens:,}</td><td>{r.duration_s:.2f}</td>"
+            f"<td>{r.tokens:,}</td><td>{r.duration_s:.2f}</td><td>{_e(r.warnings)}</td>"
         )
         if show_error:
             cells += f"<td>{_e(r.error)}</td>"
@@ -361,6 +369,7 @@ def render_report(report: Report) -> str:
             f"<h2>Breakdown</h2><table><tr><th>group</th><th>score</th><th>n</th></tr>{rows}"
             "</table>"
         )
+    parts.append(report.warnings.to_html())
     parts.append("<h2>Analyses</h2><div class='charts'>")
     parts.append(
         bar_chart(

@@ -82,14 +82,26 @@ def show(
         )
     gold, score = visible(repr(record.get("gold"))), visible(record.get("score"))
     out.write(f"Example {visible(example)} · gold {gold} · score {score}\n")
+    evidence, warnings = record.get("evidence"), record.get("warnings")
     print_trace(
-        trace, file=out, max_rows=max_rows, answer=record.get("answer"), error=record.get("error"),
+        trace,
+        file=out,
+        max_rows=max_rows,
+        answer=record.get("answer"),
+        error=record.get("error"),
+        evidence=evidence,
+        warnings=warnings,
         prompts=prompts,
-    )  # fmt: skip
+    )
     if html is not None:
         extra = {"example": example, "gold": record.get("gold"), "score": record.get("score")}
         page = render_page(
-            trace, answer=record.get("answer"), error=record.get("error"), extra=extra
+            trace,
+            answer=record.get("answer"),
+            error=record.get("error"),
+            extra=extra,
+            evidence=evidence,
+            warnings=warnings,
         )
         Path(html).write_text(page, encoding="utf-8")
         out.write(f"page: {html}\n")

@@ -155,6 +155,7 @@ class ProgramOfThought(TableMethod):
                 f"{self.name} takes no options {sorted(options)}; it knows title, unit, choices"
             )
         trace = Trace(method=self.name, question=question)
+        trace.add(TraceStep(kind="input", name="table", table=table))
         constraint = program_block() if self.door.enforces("grammar") else None
 
         def generate(temperature: float, feedback: str | None) -> str:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlglot import exp
 
+from tablereason.answers.query_rows import query_rows
 from tablereason.calls import Door, ReplySpec
 from tablereason.errors import ConfigurationError, LLMError, SQLError
 from tablereason.llm.base import LLM
@@ -157,6 +158,7 @@ class TextToSQL(TableMethod):
         if options:
             raise ConfigurationError(f"{self.name} takes no options, got {sorted(options)}")
         trace = Trace(method=self.name, question=question)
+        trace.add(TraceStep(kind="input", name="table", table=table))
         frame = table.to_pandas().astype(str)
         frame.columns = code_column_names(table.columns)
         query: str | None = None
@@ -198,6 +200,7 @@ class TextToSQL(TableMethod):
                 feedback = last_error
                 continue
             answer = [str(c) for c in cells]
+            step.arguments["source_rows"] = query_rows(frame, query, answer, self.limits)
             trace.add(TraceStep(kind="answer", name="sql_result", arguments={"answer": answer}))
             return Prediction(answer=answer, trace=trace)
         return Prediction(answer="", trace=trace, error=last_error)
