@@ -3,7 +3,7 @@
 For each TabFact question the method runs as usual, but only the first planner call
 goes to the model; every later call gets a canned reply (``<END>`` for the planner,
 "yes" elsewhere), so the cost is one model call per question. A question counts as
-*valid* when that first reply names an allowed operation (REFERENCE.md 1.5: the first
+*valid* when that first reply names an allowed operation (as in the published code: the first
 allowed name of the generated chain wins), and as *digits* when the reply has no
 ``f_`` call and is mostly digits (the failure mode a small model falls into).
 

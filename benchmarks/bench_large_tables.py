@@ -4,6 +4,8 @@
     .venv/bin/python benchmarks/bench_large_tables.py correct --rows 1000000
     flock /tmp/tablereason-model.lock .venv/bin/python benchmarks/bench_large_tables.py \
         model --rows 1000000
+    flock /tmp/tablereason-bench.lock .venv/bin/python benchmarks/bench_large_tables.py \
+        conditions --rows 1000000 --constrain on
     .venv/bin/python benchmarks/bench_large_tables.py same-prompts --before <git revision>
 
 ``tokens``: prompt tokens per question (Gemma 3 tokenizer) at 100, 10,000 and 1,000,000
@@ -13,8 +15,11 @@ order) and reads the answer off the final prompt; every answer is compared with 
 computed in pandas (benchmarks/large_table_questions.py). ``model``: the embedded
 Gemma 3 270M on the synthetic table written as CSV: load time, time per question
 after loading, peak memory over the CSV's size, how often the model wrote a usable
-condition. ``same-prompts``: every prompt of the 50 + 50 Chain-of-Table benchmark
-examples, under fixed scripted decisions, hashed here and at another revision.
+condition. ``conditions``: the same questions with the model and the CSV loaded once,
+counting usable conditions (they parse, name columns of the table and match a row),
+re-asks and requests, constraints on or off. ``same-prompts``: every prompt of the
+50 + 50 Chain-of-Table benchmark examples, under fixed scripted decisions, hashed here
+and at another revision.
 """
 
 from __future__ import annotations
@@ -243,11 +248,18 @@ class PeakRSS:
 
 
 def usable_condition(prediction: Any) -> bool | None:
-    """Whether the run's select_row applied a condition (``None``: no select_row step)."""
+    """Whether the run's select_row applied a usable condition (``None``: no select_row step).
+
+    Usable: it parsed, named columns of the table (else the step is skipped with an
+    error) and matched at least one row.
+    """
     steps = [s for s in prediction.trace.steps if s.kind == "operation" and s.name == "select_row"]
     if not steps:
         return None
-    return any("condition" in s.arguments and not s.error for s in steps)
+    return any(
+        "condition" in s.arguments and not s.error and s.arguments.get("rows_after", 0) > 0
+        for s in steps
+    )
 
 
 N_CTX = 8192
@@ -255,7 +267,7 @@ WARM_UP = "The table lists orders by region. "
 """Seven Gemma 3 tokens: the warm-up prompt repeats it to nearly fill the context."""
 
 
-def model_one(path: Path, index: int, kind: str) -> dict[str, Any]:
+def model_one(path: Path, index: int, kind: str, constrain: bool = True) -> dict[str, Any]:
     """One question in this (fresh) process: load the model, then the CSV, then answer.
 
     Memory is measured from just before the CSV is loaded (the model and the DuckDB
@@ -283,7 +295,8 @@ def model_one(path: Path, index: int, kind: str) -> dict[str, Any]:
         table = load_table(path)
         load_s = time.perf_counter() - start
         start = time.perf_counter()
-        prediction = ChainOfTable(llm, task="wikitq").run(table, question.text)
+        method = ChainOfTable(llm, task="wikitq", constrain=constrain)
+        prediction = method.run(table, question.text)
         seconds = time.perf_counter() - start
     return {
         "question": question.text,
@@ -294,6 +307,8 @@ def model_one(path: Path, index: int, kind: str) -> dict[str, Any]:
         "prompt_tokens": prediction.trace.usage.prompt_tokens,
         "peak_growth": memory.peak - before,
         "usable_condition": usable_condition(prediction),
+        "constrained": sum(1 for s in prediction.trace.steps if s.constraint),
+        "reasks": sum(s.reasks for s in prediction.trace.steps),
         "chain": prediction.trace.steps[-1].arguments.get("chain"),
         "replies": [
             {"step": s.name, "raw": s.raw, "error": s.error}
@@ -304,7 +319,9 @@ def model_one(path: Path, index: int, kind: str) -> dict[str, Any]:
     }
 
 
-def bench_model(rows: int, limit: int | None, kind: str = "local") -> dict[str, Any]:
+def bench_model(
+    rows: int, limit: int | None, kind: str = "local", constrain: bool = True
+) -> dict[str, Any]:
     """The synthetic table as a CSV; each question in a fresh process (model, load, answer).
 
     ``kind="scripted"`` runs the same pipeline with the scripted right decisions
@@ -323,7 +340,9 @@ def bench_model(rows: int, limit: int | None, kind: str = "local") -> dict[str, 
             out = Path(folder) / f"q{index}.json"
             subprocess.run(
                 [sys.executable, __file__, "model-one", "--index", str(index), "--llm", kind,
-                 "--csv", str(path), "--out", str(out)], check=True,
+                 "--csv", str(path), "--out", str(out),
+                 "--constrain", "on" if constrain else "off"],
+                check=True,
             )  # fmt: skip
             run = json.loads(out.read_text())
             run["gold"] = sorted(gold) if isinstance(gold, set) else gold
@@ -334,6 +353,7 @@ def bench_model(rows: int, limit: int | None, kind: str = "local") -> dict[str, 
     attempts = [r["usable_condition"] for r in runs if r["usable_condition"] is not None]
     summary = {
         "llm": kind,
+        "constrain": constrain,
         "rows": rows,
         "csv_mb": round(size / 1e6, 1),
         "load_s": statistics.median(r["load_s"] for r in runs),
@@ -345,6 +365,83 @@ def bench_model(rows: int, limit: int | None, kind: str = "local") -> dict[str, 
         "usable_conditions": sum(attempts),
         "exact": sum(r["exact"] for r in runs),
         "questions": len(runs),
+    }
+    print(json.dumps(summary))
+    return {"summary": summary, "runs": runs}
+
+
+def bench_conditions(rows: int, limit: int | None, constrain: bool) -> dict[str, Any]:
+    """The synthetic questions with the embedded model loaded once and the CSV loaded once.
+
+    What ``model`` measures per fresh process (memory, loading) is left out; this counts
+    the decisions: how many runs applied a usable condition (it parsed, named columns of
+    the table and matched at least one row), the re-asks and requests, and the time per
+    question after loading.
+    """
+    from tablereason.api import load_table
+    from tablereason.llm import LocalLlama
+
+    frame = Q.orders(rows)
+    questions = Q.synthetic()[:limit]
+    golds = [q.gold(frame) for q in questions]
+    llm = LocalLlama(n_ctx=N_CTX, n_threads=2)
+    llm.load()
+    runs: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "orders.csv"
+        frame.to_csv(path, index=False)
+        del frame
+        table = load_table(path)
+        for question, gold in zip(questions, golds, strict=True):
+            llm.load().reset()  # each question's prompts are evaluated from scratch
+            start = time.perf_counter()
+            prediction = ChainOfTable(llm, task="wikitq", constrain=constrain).run(
+                table, question.text
+            )
+            steps = prediction.trace.steps
+            answer = prediction.answer[0] if prediction.answer else ""
+            run = {
+                "question": question.text,
+                "seconds": round(time.perf_counter() - start, 1),
+                "requests": prediction.trace.usage.requests,
+                "prompt_tokens": prediction.trace.usage.prompt_tokens,
+                "completion_tokens": prediction.trace.usage.completion_tokens,
+                "usable_condition": usable_condition(prediction),
+                "conditions": [
+                    [s.arguments.get("condition"), s.arguments.get("rows_after"), s.error]
+                    for s in steps
+                    if s.kind == "operation" and s.name == "select_row"
+                ],
+                "constrained": sum(1 for s in steps if s.constraint),
+                "reasks": sum(s.reasks for s in steps),
+                "violations": sum(s.violations for s in steps),
+                "chain": steps[-1].arguments.get("chain"),
+                "replies": [
+                    {"step": s.name, "raw": s.raw, "error": s.error}
+                    for s in steps
+                    if s.raw and s.kind in ("plan", "operation")
+                ],
+                "answer": answer,
+                "gold": sorted(gold) if isinstance(gold, set) else gold,
+                "exact": prediction.error is None and matches(answer, gold),
+                "error": prediction.error,
+            }
+            runs.append(run)
+            print(json.dumps(run, default=str), flush=True)
+    usable = sum(bool(r["usable_condition"]) for r in runs)
+    summary = {
+        "constrain": constrain,
+        "rows": rows,
+        "questions": len(runs),
+        "usable_conditions": usable,
+        "select_row_steps": sum(r["usable_condition"] is not None for r in runs),
+        "reasks": sum(r["reasks"] for r in runs),
+        "violations": sum(r["violations"] for r in runs),
+        "requests": sum(r["requests"] for r in runs),
+        "prompt_tokens": sum(r["prompt_tokens"] for r in runs),
+        "completion_tokens": sum(r["completion_tokens"] for r in runs),
+        "median_question_s": statistics.median(r["seconds"] for r in runs),
+        "exact": sum(r["exact"] for r in runs),
     }
     print(json.dumps(summary))
     return {"summary": summary, "runs": runs}
@@ -450,7 +547,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "what",
-        choices=["tokens", "correct", "model", "model-one", "same-prompts", "prompt-hashes"],
+        choices=[
+            "tokens", "correct", "model", "model-one", "conditions", "same-prompts",
+            "prompt-hashes",
+        ],
     )
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--questions", type=int, default=None, help="model: first N questions")
@@ -458,6 +558,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--csv", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument(
         "--llm", choices=["local", "scripted"], default="local", help="model: which"
+    )
+    parser.add_argument(
+        "--constrain", choices=["on", "off"], default="on", help="model: send each grammar"
     )
     parser.add_argument("--before", default="HEAD", help="same-prompts: revision to compare with")
     parser.add_argument("--after", default=None, help="same-prompts: revision (default: this tree)")
@@ -471,9 +574,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     elif args.what == "correct":
         result = bench_correct(args.rows)
     elif args.what == "model":
-        result = bench_model(args.rows, args.questions, args.llm)
+        result = bench_model(args.rows, args.questions, args.llm, args.constrain == "on")
+    elif args.what == "conditions":
+        result = bench_conditions(args.rows, args.questions, args.constrain == "on")
     elif args.what == "model-one":
-        result = model_one(args.csv, args.index, args.llm)
+        result = model_one(args.csv, args.index, args.llm, args.constrain == "on")
     elif args.what == "same-prompts":
         result = bench_same_prompts(args.before, args.after, args.data, args.n)
     else:

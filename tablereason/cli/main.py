@@ -201,7 +201,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def _cmd_show(args: argparse.Namespace) -> int:
     from tablereason.evaluate.report.show import show
 
-    show(args.run, example=args.example, html=args.html, max_rows=args.max_rows)
+    show(
+        args.run, example=args.example, html=args.html, max_rows=args.max_rows,
+        prompts=args.prompts,
+    )  # fmt: skip
     return EXIT_OK
 
 

@@ -351,7 +351,7 @@ def valid_keys(info: MethodInfo) -> list[str]:
 
     Example:
         >>> valid_keys(describe("text_to_sql"))
-        ['patience', 'max_rows', 'max_tokens']
+        ['patience', 'max_rows', 'max_tokens', 'constrain']
     """
     return [o.name for o in info.options] + (["profile"] if info.profiles else [])
 
@@ -367,8 +367,8 @@ def check_options(name: str, options: Mapping[str, Any]) -> None:
         >>> try:
         ...     check_options("text_to_sql", {"patiense": 2})
         ... except ConfigurationError as error:
-        ...     print(str(error).split("; ")[1])
-        its options: patience, max_rows, max_tokens (defaults: tablereason methods text_to_sql)
+        ...     print(str(error).split("; ")[1].split(" (defaults")[0])
+        its options: patience, max_rows, max_tokens, constrain
     """
     import difflib
 

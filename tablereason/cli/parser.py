@@ -88,6 +88,7 @@ examples:
   tablereason show runs/wikitq                       # summary and every example
   tablereason show runs/wikitq --example nt-0        # one example's steps and tables
   tablereason show runs/wikitq --example nt-0 --html nt-0.html
+  tablereason show runs/wikitq --example nt-0 --prompts      # and the exact prompt of each step
 """
 
 _DATASETS_EPILOG = """\
@@ -402,6 +403,9 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--example", help="example id to show step by step")
     show.add_argument("--html", help="with --example: also write its page here")
     show.add_argument("--max-rows", type=int, default=20, help="rows shown per table")
+    show.add_argument(
+        "--prompts", action="store_true", help="with --example: also print every prompt's text"
+    )
 
     ds = _command(
         sub,

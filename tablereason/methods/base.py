@@ -2,7 +2,7 @@
 
 A method is built with its LLM (and its options), then answers one
 :class:`~tablereason.datasets.Example` at a time. It never raises on a bad model reply:
-the failure is in the trace and ``Prediction.error`` (see ARCHITECTURE.md).
+the failure is in the trace and ``Prediction.error`` (docs/architecture.md).
 
 :class:`TableMethod` adapts methods that read a table and a question (Chain-of-Table,
 the program and SQL baselines): they write :meth:`TableMethod.answer`, and ``run``

@@ -26,14 +26,15 @@ Example:
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tablereason.calls import Door, ReplySpec
 from tablereason.errors import ConfigurationError, ParseError, TableReasonError
-from tablereason.llm.base import LLM, Request
+from tablereason.llm.base import LLM
+from tablereason.methods.constraints.tools import react_action
 from tablereason.methods.tool_tasks import (
     TextTask,
     check_task,
@@ -65,6 +66,9 @@ class ReActSettings(BaseModel):
         max_observation_chars: Observations are cut to this length (None: no cut).
         force_finish: At the iteration limit, ask once more for the final answer.
         attempts: Whole-run attempts when the run fails (the paper's evaluator: 3).
+        constrain: Send each step's constraint (free thought, then ``<watchword>: ``
+            and a known tool, or the finishing one, with its input) to models that
+            enforce it. The paper profile asks as the reference does: off unless set.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -78,6 +82,7 @@ class ReActSettings(BaseModel):
     max_observation_chars: int | None = 600
     force_finish: bool = True
     attempts: int = Field(default=1, ge=1)
+    constrain: bool = True
 
 
 PROFILES: Registry[ReActSettings] = Registry("ReAct profile")
@@ -85,7 +90,12 @@ PROFILES.register("default", ReActSettings())
 PROFILES.register(
     "paper",
     ReActSettings(
-        profile="paper", max_tokens=256, max_observation_chars=None, force_finish=False, attempts=3
+        profile="paper",
+        max_tokens=256,
+        max_observation_chars=None,
+        force_finish=False,
+        attempts=3,
+        constrain=False,
     ),
 )
 
@@ -207,6 +217,7 @@ class ReAct:
             else default_tools(self.task, llm, react=True, data_dir=data_dir)
         )
         word = self.settings.watchword
+        self.door = Door(llm, site="react", constrain=self.settings.constrain)
         self.demos = (
             demos if demos is not None else render(f"react/demos_{self.task}", watchword=word)
         )
@@ -265,18 +276,26 @@ class ReAct:
             return Prediction(answer=answer, trace=trace)
         return Prediction(answer="", trace=trace, error=last_error)
 
-    def _complete(self, prompt: str, stop: tuple[str, ...], site: str) -> tuple[str, Any, float]:
-        started = time.perf_counter()
-        completion = self.llm.complete(
-            Request(
-                prompt=prompt,
-                temperature=self.settings.temperature,
-                max_tokens=self.settings.max_tokens,
-                stop=stop,
-                call_site=site,
-            )
+    def _complete(
+        self, step: TraceStep, prompt: str, stop: tuple[str, ...], site: str, *, act: bool
+    ) -> str:
+        """One call through the door, timed on ``step``; ``act``: the reply ends in an action."""
+        constraint = None
+        if act and self.door.enforces("grammar", after=True):
+            tools = [t.name for t in self.tools]
+            constraint = react_action(tools, self.settings.watchword, self.settings.finish)
+        spec: ReplySpec[str] = ReplySpec(
+            constraint=constraint,
+            reasks=1 if constraint is not None else 0,
+            max_tokens=self.settings.max_tokens,
+            stop=stop,
+            temperature=self.settings.temperature,
         )
-        return completion.text, completion.usage, time.perf_counter() - started
+        step.start()
+        try:
+            return self.door.ask(step, prompt, spec, site=site).text
+        finally:
+            step.stop()
 
     def _find_tool(self, name: str) -> Tool | None:
         if self._paper:
@@ -298,13 +317,12 @@ class ReAct:
         scratchpad = "Thought:"
         stop = ("\nObservation:",) if self._paper else ("\nObservation:", "\nQuestion:")
         for iteration in range(1, self.settings.max_iterations + 1):
-            text, usage, elapsed = self._complete(
-                self.prompt(task_text, scratchpad), stop, "react/step"
-            )
             step = trace.add(TraceStep(
-                kind="step", name="react", prompt_name="react/prompt", raw=[text], usage=usage,
-                duration_s=elapsed, arguments={"iteration": iteration, "attempt": attempt},
+                kind="step", name="react", prompt_name="react/prompt",
+                arguments={"iteration": iteration, "attempt": attempt},
             ))  # fmt: skip
+            prompt = self.prompt(task_text, scratchpad)
+            text = self._complete(step, prompt, stop, "react/step", act=True)
             if self._paper:
                 try:
                     action: Action | None = parse_action_paper(text, word)
@@ -347,13 +365,13 @@ class ReAct:
             return STOPPED
         word, finish = self.settings.watchword, self.settings.finish
         pad = scratchpad + f" I must give my final answer now.\n{word}: {finish}["
-        text, usage, elapsed = self._complete(
-            self.prompt(task_text, pad), ("]", "\n"), "react/finish"
-        )
-        answer = final_answer(text, example, self.task)
-        trace.add(TraceStep(
-            kind="answer", name="forced_finish", prompt_name="react/prompt", raw=[text],
-            usage=usage, duration_s=elapsed, arguments={"answer": answer},
+        step = trace.add(TraceStep(
+            kind="answer", name="forced_finish", prompt_name="react/prompt",
             note="iteration limit reached; asked for the final answer",
         ))  # fmt: skip
+        text = self._complete(
+            step, self.prompt(task_text, pad), ("]", "\n"), "react/finish", act=False
+        )
+        answer = final_answer(text, example, self.task)
+        step.arguments["answer"] = answer
         return answer

@@ -34,7 +34,7 @@ def template_names(folder: str = "") -> list[str]:
     """Names of every template under ``folder`` (all templates when empty), sorted.
 
     Example:
-        >>> "chain_of_table/final_tabfact" in template_names("chain_of_table")
+        >>> "chain_of_table/shared/final_tabfact" in template_names("chain_of_table")
         True
     """
     root = resources.files(_PACKAGE)
@@ -60,7 +60,7 @@ def template(name: str) -> str:
         PromptRenderError: If no such template exists (with the closest name).
 
     Example:
-        >>> template("chain_of_table/final_tabfact").startswith("{{")
+        >>> template("chain_of_table/shared/final_tabfact").startswith("{{")
         False
     """
     path = resources.files(_PACKAGE).joinpath(*f"{name}.txt".split("/"))
@@ -74,7 +74,7 @@ def variables(name: str) -> list[str]:
     """Placeholder names of template ``name``, in first-use order.
 
     Example:
-        >>> variables("chain_of_table/final_tabfact")
+        >>> variables("chain_of_table/shared/final_tabfact")
         ['table', 'group', 'question']
     """
     seen: dict[str, None] = {}
@@ -87,7 +87,7 @@ def template_hash(name: str) -> str:
     """A stable 12-hex-digit hash of the template text, for run configurations.
 
     Example:
-        >>> len(template_hash("chain_of_table/final_tabfact"))
+        >>> len(template_hash("chain_of_table/shared/final_tabfact"))
         12
     """
     return hashlib.sha256(template(name).encode("utf-8")).hexdigest()[:12]
@@ -97,7 +97,7 @@ def render(name: str, /, **values: str) -> str:
     r"""Render template ``name`` with exactly the variables it uses.
 
     Args:
-        name: Template name, e.g. ``"chain_of_table/final_tabfact"``.
+        name: Template name, e.g. ``"chain_of_table/shared/final_tabfact"``.
         **values: One string per placeholder.
 
     Returns:
@@ -108,7 +108,7 @@ def render(name: str, /, **values: str) -> str:
             placeholder, or the template does not exist.
 
     Example:
-        >>> text = render("chain_of_table/final_tabfact", table="/*\n*/", group="",
+        >>> text = render("chain_of_table/shared/final_tabfact", table="/*\n*/", group="",
         ...               question="x")
         >>> text.endswith("x\nThe answer is:")
         True

@@ -10,9 +10,11 @@ Example:
 
 from __future__ import annotations
 
+from tablereason.calls import Door, ReplySpec
 from tablereason.errors import TableReasonError
-from tablereason.llm.base import LLM, Request, Usage
+from tablereason.llm.base import LLM, Usage
 from tablereason.tools.base import BaseTool, ToolFailure
+from tablereason.trace.record import TraceStep
 
 INSTRUCTION = "Answer in as few words as possible."
 
@@ -45,6 +47,7 @@ class LLMTool(BaseTool):
         name: str | None = None,
     ) -> None:
         self.llm = llm
+        self.door = Door(llm, site="tools", constrain=False)
         self.max_tokens = max_tokens
         self.instruction = instruction
         self.first_line = first_line
@@ -57,24 +60,17 @@ class LLMTool(BaseTool):
 
     def run(self, text: str) -> tuple[str, Usage]:
         """Ask the model and return its short answer."""
+        step = TraceStep(kind="tool", name=self.name)  # the caller records the tool's step
+        spec: ReplySpec[str] = ReplySpec(max_tokens=self.max_tokens, stop=("\nQ:",))
         try:
-            completion = self.llm.complete(
-                Request(
-                    prompt=self.prompt(text),
-                    temperature=0.0,
-                    max_tokens=self.max_tokens,
-                    stop=("\nQ:",),
-                    call_site="tools/llm",
-                )
-            )
+            reply = self.door.ask(step, self.prompt(text), spec, site="tools/llm").text.strip()
         except TableReasonError as error:
             raise ToolFailure(f"the model failed: {error}") from None
-        reply = completion.text.strip()
         if self.first_line:
             lines = [line.strip() for line in reply.splitlines() if line.strip()]
             reply = lines[0] if lines else ""
         else:
             reply = " ".join(reply.split())
         if not reply:
-            raise ToolFailure("the model gave an empty answer", usage=completion.usage)
-        return reply, completion.usage
+            raise ToolFailure("the model gave an empty answer", usage=step.usage)
+        return reply, step.usage

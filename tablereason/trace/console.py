@@ -108,6 +108,7 @@ class TraceView:
         plain: Force plain text (``True``) or rich (``False``); by default rich when
             installed.
         hidden_hint: What to do to see the columns a wide table hides (a sentence).
+        prompts: Also print the exact text of every prompt a step sent.
     """
 
     def __init__(
@@ -117,9 +118,11 @@ class TraceView:
         max_rows: int = 20,
         plain: bool | None = None,
         hidden_hint: str = HIDDEN_HINT,
+        prompts: bool = False,
     ) -> None:
         self.out = file or sys.stdout
         self.max_rows = max_rows
+        self.prompts = prompts
         self.hidden_hint = hidden_hint
         self.rich = use_rich(plain)
         self.console: Any = None
@@ -156,7 +159,18 @@ class TraceView:
             self._rich_step(number, step, before, evidence)
         else:
             self._plain_step(number, step, before, evidence)
+        if self.prompts:
+            self._prompts(step)
         self.out.flush()
+
+    def _prompts(self, step: Mapping[str, Any]) -> None:
+        """Every prompt the step sent, as sent (control characters shown, not obeyed)."""
+        prompts = step.get("prompts") or []
+        for index, text in enumerate(prompts, start=1):
+            self.out.write(f"    --- prompt {index} of {len(prompts)} ---\n")
+            self.out.write(visible(str(text), lines=True) + "\n")
+        if prompts:
+            self.out.write("    --- end of prompts ---\n")
 
     def outcome(
         self,
@@ -372,6 +386,7 @@ def print_trace(
     hidden_hint: str = HIDDEN_HINT,
     evidence: Mapping[str, Any] | None = None,
     warnings: list[Mapping[str, Any]] | None = None,
+    prompts: bool = False,
 ) -> None:
     """Print a trace (its JSON form) step by step, then the answer.
 
@@ -386,8 +401,9 @@ def print_trace(
         hidden_hint: What to do to see the columns a wide table hides.
         evidence: The answer's evidence (JSON form): marked in the tables, listed last.
         warnings: The answer's warnings (JSON form), printed last.
+        prompts: Also print the exact text of every prompt.
     """
-    view = TraceView(file, max_rows=max_rows, plain=plain, hidden_hint=hidden_hint)
+    view = TraceView(file, max_rows=max_rows, plain=plain, hidden_hint=hidden_hint, prompts=prompts)
     view.question(str(trace.get("question", "")))
     for number, step, before in walk(trace):
         view.step(number, step, before, marked(evidence, number - 1))

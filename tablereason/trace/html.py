@@ -199,6 +199,12 @@ def step_html(
     after = step.get("table")
     if after is not None:
         parts.append(_tables_html(before, after, evidence))
+    prompts = step.get("prompts") or []
+    if prompts:
+        items = "".join(f"<pre>{_esc(text)}</pre>" for text in prompts)
+        parts.append(
+            f"<details class='prompts'><summary>Prompt ({len(prompts)})</summary>{items}</details>"
+        )
     raw = step.get("raw") or []
     if raw:
         items = "".join(f"<pre>{_esc(text)}</pre>" for text in raw)

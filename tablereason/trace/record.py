@@ -50,6 +50,14 @@ class TraceStep(BaseModel):
             :meth:`start` (0 while it runs), or given directly.
         error: What went wrong, when the step failed or was rejected.
         note: Free-form detail (fallback taken, rule that rejected, ...).
+        prompts: The exact text of every request the step sent, in order (a chat
+            request as its messages, each under a ``[role]`` line; see
+            :func:`~tablereason.calls.prompt_text`).
+        constraint: What the replies were constrained to, when a constraint was sent.
+        reasks: Requests made again because a reply could not be read.
+        unparsed: Replies whose text could not be parsed.
+        violations: Replies that broke the constraint they were sent with (a server
+            that accepted it and ignored it).
 
     A step of a followed trace (:func:`~tablereason.trace.listen.following`) tells the
     feed when it starts and stops.
@@ -74,6 +82,11 @@ class TraceStep(BaseModel):
     duration_s: float = 0.0
     error: str | None = None
     note: str | None = None
+    prompts: list[str] = Field(default_factory=list)
+    constraint: str | None = None
+    reasks: int = 0
+    unparsed: int = 0
+    violations: int = 0
     _started: float | None = PrivateAttr(default=None)
     _timed: bool = PrivateAttr(default=False)
     _feed: StepFeed | None = PrivateAttr(default=None)

@@ -13,7 +13,8 @@ import pytest
 
 EVERYTHING = {
     "errors", "registry", "old_paths", "lazy_names", "table", "operations", "datasets", "llm",
-    "prompts", "sandbox", "answers", "trace", "metrics", "tools", "methods", "evaluate", "api",
+    "prompts", "sandbox", "answers", "trace", "calls", "metrics", "tools", "methods", "evaluate",
+    "api",
     "cli",
 }  # fmt: skip
 
@@ -32,10 +33,11 @@ ALLOWED: dict[str, set[str]] = {
     "sandbox": {"errors", "registry", "table"},
     "answers": {"errors", "table", "operations", "sandbox"},
     "trace": {"errors", "table", "llm", "answers"},
+    "calls": {"errors", "llm", "trace"},
     "metrics": {"errors", "registry", "datasets"},
     "tools": {
         "errors", "registry", "table", "operations", "sandbox", "llm", "prompts", "answers",
-        "trace", "datasets",
+        "trace", "datasets", "calls",
     },
     "methods": EVERYTHING - {"evaluate", "cli", "api"},
     "evaluate": EVERYTHING - {"cli", "api"},
@@ -97,6 +99,8 @@ def test_the_one_upward_arrow_is_the_table_verbs(graph: dict[str, dict[str, int]
         ("tablereason.table.value", "tablereason.methods"),  # the engine reaching up
         ("tablereason.operations.sort_by", "tablereason.llm.base"),
         ("tablereason.tools.table_tool", "tablereason.methods"),
+        ("tablereason.calls.door", "tablereason.methods"),  # the door serves methods and tools
+        ("tablereason.calls.door", "tablereason.tools"),
         ("tablereason.methods.react", "tablereason.evaluate.runner"),
         ("tablereason.metrics.scorers", "tablereason.evaluate"),
         ("tablereason.datasets.loader", "tablereason.operations"),

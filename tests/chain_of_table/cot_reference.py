@@ -1,6 +1,7 @@
 """An independent list-of-rows model of the reference Chain-of-Table decisions (TabFact).
 
-Written from REFERENCE.md section 1 only, sharing no code with tablereason: it keeps
+Written from the description of the published code in docs/chain_of_table.md
+(google-research/chain-of-table), sharing no code with tablereason: it keeps
 the reference's record/replay structure (chain of act strings, table rebuilt from the
 rows) so tests can check that the ``paper`` profile takes the same decisions on the
 same model replies. Replies come from ``reply(site, n) -> list[str]``.

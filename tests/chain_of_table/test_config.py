@@ -47,7 +47,7 @@ def test_overrides_and_validation() -> None:
 def test_config_names_every_prompt_with_its_hash() -> None:
     config = ChainOfTable(ScriptedLLM(replies=[]), task="tabfact").config()
     assert config["method"] == "chain_of_table" and config["task"] == "tabfact"
-    assert "chain_of_table/efficient_plan" in config["prompts"]
+    assert "chain_of_table/efficient/plan" in config["prompts"]
     assert config["settings"]["profile"] == "efficient"
 
 

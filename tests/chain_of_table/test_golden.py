@@ -39,8 +39,8 @@ def _replies(profile: str, task: str, header: list[str], rows: list[list[str]]):
     def reply(request: Request) -> str | list[str]:
         site = request.call_site.rsplit("/", 1)[-1]
         index = calls[site] = calls.get(site, -1) + 1
-        if site == "plan":
-            return PLAN
+        if site == "plan":  # the efficient profile names its new column after the chain
+            return PLAN if profile == "paper" else PLAN.replace("add_column(x)", "add_column(part)")
         if site == "add_column" and profile == "paper":
             if index:
                 return " " + values[index + 2]

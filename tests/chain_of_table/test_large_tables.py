@@ -207,7 +207,9 @@ def test_model_written_condition_and_bounded_reask(big: Table) -> None:
         site = request.call_site.rsplit("/", 1)[-1]
         return {"plan": " f_select_row() -> <END>", "final_query": " 1"}.get(site) or next(replies)
 
-    prediction = ChainOfTable(ScriptedLLM(fn=reply), task="wikitq").run(big, "foggy days?")
+    # Not from a chain: the chain's own arguments are not used, so the bounded re-ask applies.
+    method = ChainOfTable(ScriptedLLM(fn=reply), task="wikitq", plan_arguments=False)
+    prediction = method.run(big, "foggy days?")
     step = operation(prediction, "select_row")
     asks = [r for r in seen if r.call_site.endswith("select_row")]
     assert asks[0].as_text().endswith("The answer is : f_select_row(where")

@@ -119,8 +119,10 @@ def test_efficient_add_column_in_chunks_and_one_repair() -> None:
         "row 6 : oops",  # misses rows 7 and 8: repaired once
         "\n".join(f"row {i} : {firsts[i - 1]}" for i in range(6, 9)),
     ]
-    llm, pred = run(
-        [" f_add_column(m) -> <END>", *chunks, " no"], profile="efficient", add_column_chunk_rows=5
+    llm, pred = run(  # the chain names the column: the prompt gives the name
+        [" f_add_column(month) -> <END>", *chunks, " no"],
+        profile="efficient",
+        add_column_chunk_rows=5,
     )
     step = op_step(pred, "add_column")
     assert len(step.raw) == 3 and "re-ask" in (step.note or "")

@@ -53,6 +53,10 @@ def test_answer_only_and_json_output(taymyr_server, capsys) -> None:
     assert payload["answer"] == ["1985"] and payload["error"] is None
     kinds = [s["kind"] for s in payload["trace"]["steps"]]
     assert kinds.count("operation") == 2 and kinds[-1] == "answer"
+    asked = [s for s in payload["trace"]["steps"] if s["raw"]]
+    assert asked and all(s["prompts"] for s in asked)  # the exact text of every request
+    final = payload["trace"]["steps"][-1]["prompts"][-1]
+    assert QUESTION in final and final.rstrip().endswith("The answer is:")
 
 
 def test_html_page_and_offline_replay_from_the_cache(taymyr_server, tmp_path, capsys) -> None:
@@ -157,6 +161,14 @@ def test_eval_report_show_on_real_wikitq(wikitq_server, fixture_data, tmp_path, 
     assert main(["show", str(out), "--example", first, "--html", str(page)]) == EXIT_OK
     shown = capsys.readouterr().out
     assert f"Example {first}" in shown and "Answer:" in shown and page.is_file()
+    assert "--- prompt 1 of" not in shown
+    asked = [s for s in records[0]["trace"]["steps"] if s["prompts"]]
+    assert asked and "<details class='prompts'>" in page.read_text(encoding="utf-8")
+    assert main(["show", str(out), "--example", first, "--prompts"]) == EXIT_OK
+    shown = capsys.readouterr().out
+    assert shown.count("--- prompt 1 of") == len(asked)
+    last = asked[-1]["prompts"][-1].splitlines()[-1]
+    assert last in shown  # the prompt's own text, line by line
     assert main(["show", str(out), "--example", "nt-does-not-exist"]) == EXIT_USAGE
 
 

@@ -37,7 +37,7 @@ def _spaces(rows: list[list[str]]) -> list[list[str]]:
 
 
 def reference_pipe(header: list[str], rows: list[list[str]], caption: str | None) -> str:
-    """The PIPE form as REFERENCE.md 1.3 describes it, written for the test."""
+    """The PIPE form as docs/chain_of_table.md describes it, written for the test."""
     text = f"table caption : {caption}\n" if caption is not None else ""
     text += "col : " + " | ".join(header) + "\n"
     for i, row in enumerate(rows, start=1):

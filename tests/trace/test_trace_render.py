@@ -169,3 +169,17 @@ def test_terminal_rendering(taymyr_prediction: Prediction, plain: bool) -> None:
     assert "(table unchanged)" in text
     assert text.rstrip().endswith("Answer: 1985")
     assert text.count("Deaths") == 2  # the input table and the selected row, not after columns
+
+
+def test_the_page_and_the_json_keep_each_steps_exact_prompts() -> None:
+    prompt = "Read the table.\n/*\ncol : a | <b>\n*/\nQuestion: a & b?\nThe answer is:"
+    trace = Trace()
+    trace.add(TraceStep(kind="answer", name="final", prompts=[prompt, prompt + " x"], raw=["1"]))
+    page = Prediction(answer=["1"], trace=trace).to_html()
+    assert "<summary>Prompt (2)</summary>" in page
+    assert "col : a | &lt;b&gt;" in page and "Question: a &amp; b?" in page
+    again = Trace.from_dict(trace.to_dict())
+    assert again.steps[0].prompts == [prompt, prompt + " x"]
+    out = io.StringIO()
+    print_trace(trace.to_dict(), file=out, answer=["1"], plain=True, prompts=True)
+    assert out.getvalue().count("--- prompt") == 2 and "Question: a & b?" in out.getvalue()

@@ -43,6 +43,7 @@ def show(
     html: str | os.PathLike[str] | None = None,
     max_rows: int = 20,
     file: TextIO | None = None,
+    prompts: bool = False,
 ) -> None:
     """Print a run's summary and examples, or one example's steps and tables.
 
@@ -52,6 +53,7 @@ def show(
         html: With ``example``: also write the example's page here.
         max_rows: Rows shown per table.
         file: Output stream (standard output by default).
+        prompts: With ``example``: also print the exact text of every prompt.
 
     Raises:
         ConfigurationError: For an unknown example id, or ``html`` without ``example``.
@@ -89,6 +91,7 @@ def show(
         error=record.get("error"),
         evidence=evidence,
         warnings=warnings,
+        prompts=prompts,
     )
     if html is not None:
         extra = {"example": example, "gold": record.get("gold"), "score": record.get("score")}

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from tablereason.calls import Door, ReplySpec
 from tablereason.errors import ConfigurationError, LLMError
-from tablereason.llm.base import LLM, Request
+from tablereason.llm.base import LLM
 from tablereason.methods.base import TableMethod
 from tablereason.methods.baselines.code_text import (
     PROGRAM_STOP,
@@ -17,6 +17,7 @@ from tablereason.methods.baselines.code_text import (
     question_text,
 )
 from tablereason.methods.code_extraction import extract_python
+from tablereason.methods.constraints.tools import program_block
 from tablereason.prompts.render import render, template_hash, template_names
 from tablereason.sandbox.verify import RetrySettings, generate_and_verify
 from tablereason.table.named import TableSet
@@ -40,6 +41,8 @@ class ProgramOfThought(TableMethod):
         sandbox: Sandbox pool; the shared default when None.
         max_tokens: Completion budget per program.
         max_rows: Rows of the table shown in the prompt (the program sees all rows).
+        constrain: Send each program's constraint (one code block with a line that
+            sets ``ans``) to models that enforce it.
 
     Example:
         >>> from tablereason.llm import ScriptedLLM
@@ -57,8 +60,10 @@ class ProgramOfThought(TableMethod):
         sandbox: PythonSandbox | None = None,
         max_tokens: int = 256,
         max_rows: int | None = 60,
+        constrain: bool = True,
     ) -> None:
         self.llm = llm
+        self.door = Door(llm, site="baselines", constrain=constrain)
         self.settings = settings or RetrySettings()
         self.sandbox = sandbox
         self.max_tokens = max_tokens
@@ -159,29 +164,31 @@ class ProgramOfThought(TableMethod):
             )
         trace = Trace(method=self.name, question=question)
         trace.add(TraceStep(kind="input", name="table", table=table))
+        constraint = program_block() if self.door.enforces("grammar") else None
 
         def generate(temperature: float, feedback: str | None) -> str:
             text = self.prompt(
                 table, question, title=title, unit=unit, choices=choices, feedback=feedback
             )
-            started = time.perf_counter()
-            completion = self.llm.complete(
-                Request(
-                    prompt=text,
-                    temperature=temperature,
-                    max_tokens=self.max_tokens,
-                    stop=PROGRAM_STOP,
-                    call_site="baselines/program_of_thought",
-                )
-            )
-            trace.add(TraceStep(
+            step = trace.add(TraceStep(
                 kind="program", name="program_generator", prompt_name="program_of_thought",
-                raw=[completion.text], arguments={"temperature": temperature},
-                usage=completion.usage, duration_s=time.perf_counter() - started,
+                arguments={"temperature": temperature},
             ))  # fmt: skip
+            spec: ReplySpec[str] = ReplySpec(
+                constraint=constraint,
+                reasks=1 if constraint is not None else 0,
+                max_tokens=self.max_tokens,
+                stop=PROGRAM_STOP,
+                temperature=temperature,
+            )
+            step.start()
+            try:
+                reply = self.door.ask(step, text, spec, site="baselines/program_of_thought").text
+            finally:
+                step.stop()
             if not self.settings.strip_fences:  # the reference runs the reply as it is
-                return completion.text
-            return extract_python(completion.text, answer=self.settings.answer)
+                return reply
+            return extract_python(reply, answer=self.settings.answer)
 
         frames: dict[str, Any] = {}
         for name, one in (table.items() if isinstance(table, TableSet) else [("df", table)]):

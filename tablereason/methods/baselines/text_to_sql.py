@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from sqlglot import exp
 
 from tablereason.answers.query_rows import query_rows
+from tablereason.calls import Door, ReplySpec
 from tablereason.errors import ConfigurationError, LLMError, SQLError
-from tablereason.llm.base import LLM, Request
+from tablereason.llm.base import LLM
 from tablereason.methods.base import TableMethod
 from tablereason.methods.baselines.code_text import (
     SQL_START,
@@ -19,12 +20,16 @@ from tablereason.methods.baselines.code_text import (
     one_line,
 )
 from tablereason.methods.code_extraction import extract_sql
+from tablereason.methods.constraints.parts import grammar
+from tablereason.methods.constraints.sql import CLOSED_VALUES, Column, select_rules
+from tablereason.operations.row_expressions import column_types
 from tablereason.prompts.render import render, template_hash, template_names
 from tablereason.sandbox.sql import SQLLimits, run_sql
 from tablereason.table.named import TableSet
 from tablereason.trace.record import Prediction, Trace, TraceStep
 
 if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.llm.constraints import Grammar
     from tablereason.table.value import Table
 
 
@@ -40,6 +45,9 @@ class TextToSQL(TableMethod):
         limits: SQL limits (time, memory, rows).
         max_rows: Rows shown in the prompt.
         max_tokens: Completion budget per query.
+        constrain: Send each query's constraint (the rest of a SELECT over ``t`` and
+            its columns, text compared with the table's values) to models that
+            enforce it.
 
     Example:
         >>> from tablereason.llm import ScriptedLLM
@@ -57,8 +65,10 @@ class TextToSQL(TableMethod):
         limits: SQLLimits | None = None,
         max_rows: int | None = 20,
         max_tokens: int = 256,
+        constrain: bool = True,
     ) -> None:
         self.llm = llm
+        self.door = Door(llm, site="baselines", constrain=constrain)
         self.patience = max(1, patience)
         self.limits = limits or SQLLimits()
         self.max_rows = max_rows
@@ -119,6 +129,25 @@ class TextToSQL(TableMethod):
             repair=repair,
         )
 
+    def _constraint(self, table: Table) -> Grammar:
+        """The rest of the query after ``SELECT``: over ``t`` and its columns as the prompt shows.
+
+        Cells are text in ``t``, so a column whose every cell is a number is compared
+        through ``TRY_CAST(... AS DOUBLE)``; a text column with few values only with them.
+        """
+        names = code_column_names(table.columns)
+        types = column_types(table, table.columns)
+        columns = []
+        for name, shown in zip(table.columns, names, strict=True):
+            sql = exp.to_identifier(shown, quoted=True).sql(dialect="duckdb")
+            if types[name] == "number":
+                columns.append(Column(shown, "number", spelling=f"TRY_CAST({sql} AS DOUBLE)"))
+                continue
+            values = tuple(dict.fromkeys(v for v in table.column_values(name) if v.strip()))
+            closed = values if len(values) <= CLOSED_VALUES else ()
+            columns.append(Column(shown, "text", closed, spelling=sql))
+        return grammar(select_rules(columns))
+
     def answer(self, table: Table, question: str, **options: Any) -> Prediction:
         """Ask for a query, run it in the SQL sandbox, answer with the result cells.
 
@@ -146,22 +175,27 @@ class TextToSQL(TableMethod):
         query: str | None = None
         feedback: str | None = None
         last_error = "no query was generated"
+        constraint = self._constraint(table) if self.door.enforces("grammar") else None
         for attempt in range(self.patience):
             text = self.prompt(table, question, failed_query=query, error=feedback)
             started = time.perf_counter()
-            try:
-                completion = self.llm.complete(Request(
-                    prompt=text, temperature=0.0 if attempt == 0 else 0.3,
-                    max_tokens=self.max_tokens, stop=SQL_STOP, call_site="baselines/text_to_sql",
-                ))  # fmt: skip
-            except LLMError as exc:
-                return Prediction(answer="", trace=trace, error=str(exc))
-            query = extract_sql(completion.text, prefix=SQL_START)
             step = trace.add(TraceStep(
                 kind="sql", name="text_to_sql", prompt_name="text_to_sql",
-                raw=[completion.text], arguments={"query": query, "attempt": attempt + 1},
-                usage=completion.usage,
+                arguments={"attempt": attempt + 1},
             ))  # fmt: skip
+            spec: ReplySpec[str] = ReplySpec(
+                constraint=constraint,
+                max_tokens=self.max_tokens,
+                stop=SQL_STOP,
+                temperature=0.0 if attempt == 0 else 0.3,
+            )
+            try:
+                reply = self.door.ask(step, text, spec, site="baselines/text_to_sql").text
+            except LLMError as exc:
+                step.error = str(exc)
+                return Prediction(answer="", trace=trace, error=str(exc))
+            query = extract_sql(reply, prefix=SQL_START)
+            step.arguments = {"query": query, **step.arguments}
             try:
                 result = run_sql(inputs, query, self.limits)
             except SQLError as exc:

@@ -1,11 +1,11 @@
 """The add-column step: ask for a new column's values, add it when the acceptance rules pass.
 
-Three ways to ask, by mode and settings: the large-table mode asks for an expression
-(:func:`tablereason.methods.chain_of_table.large.add_column`);
-``add_column_per_row`` asks as the reference does (3 values from a first call, then
-one call per further row); otherwise every row in one call per chunk of
-``add_column_chunk_rows`` rows. The generated chain's arguments are never applied
-here outside the large-table mode: a new column needs a value per row.
+The paper way asks as the reference does (``add_column_per_row``: 3 values from a
+first call, then one call per further row); the efficient way asks for every row in one
+call per chunk of ``add_column_chunk_rows`` rows, under the name the generated chain
+gives (a chain that gives none skips the step without a call). The large-table mode
+asks for an expression instead
+(:func:`tablereason.methods.chain_of_table.large.add_column`).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from tablereason.calls import ReplySpec
 from tablereason.errors import ParseError, TableError
-from tablereason.methods.chain_of_table import large
 from tablereason.methods.chain_of_table.chain_arguments import ChainArgument
 from tablereason.methods.chain_of_table.parse import AddColumnReply, parse_add_column_rows
 from tablereason.methods.chain_of_table.reference_parse import (
@@ -23,6 +23,7 @@ from tablereason.methods.chain_of_table.reference_parse import (
 )
 from tablereason.methods.chain_of_table.session import Session, timed_step
 from tablereason.methods.chain_of_table.state import StepResult, keep, skip
+from tablereason.methods.chain_of_table.steps import STEPS
 from tablereason.methods.chain_of_table.views import pipe_block
 from tablereason.prompts.render import render
 
@@ -39,7 +40,7 @@ def add_column_rejection(
     *,
     paper: bool,
 ) -> str | None:
-    """Why a new column is rejected (REFERENCE.md 1.6.1 rules 3-8), or ``None``.
+    """Why a new column is rejected (the reference's acceptance rules), or ``None``.
 
     The efficient rules (``paper=False``) compare names and the substring test
     case-insensitively and accept identical values on a one-row table.
@@ -64,28 +65,48 @@ def add_column_rejection(
     return None
 
 
-def add_column(session: Session, table: Table, given: ChainArgument | None) -> StepResult:
-    """Ask for a new column and add it when the acceptance rules pass."""
-    if session.large is not None:
-        return large.add_column(session, table, given)
+def paper_add_column(session: Session, table: Table, given: ChainArgument | None) -> StepResult:
+    """The reference's way (``add_column_per_row``): 3 values from one call, then one per row."""
+    if not session.settings.add_column_per_row:
+        return _ask_chunked(session, table, None, paper=True)
+    return _ask_per_row(session, table, paper=True)
+
+
+def efficient_add_column(session: Session, table: Table, given: ChainArgument | None) -> StepResult:
+    """A new column named by the generated chain, its values asked once per chunk of rows.
+
+    With ``plan_arguments``, a chain that names add_column without a name (or with the
+    name of a column the table has) skips the step at once, without a call: a value per
+    row cannot come from a chain, and a nameless column is refused anyway. A chain's
+    name is given to the prompt, so the reply holds only the values, asked once (no
+    re-ask). Without ``plan_arguments`` the model names the column too, with the
+    bounded re-ask.
+    """
     if session.settings.add_column_per_row:
-        return _ask_per_row(session, table)
-    return _ask_chunked(session, table)
+        return _ask_per_row(session, table, paper=False)
+    if given is None or not session.settings.plan_arguments:
+        return _ask_chunked(session, table, None, paper=False)
+    name = given.text.strip().strip("\"'`").strip()
+    if not name or name.casefold() in {h.casefold() for h in table.columns}:
+        step = timed_step(session.trace, "operation", "add_column", None)
+        step.arguments["plan_arguments"] = given.text
+        reason = (
+            f"a column named {name!r} already exists"
+            if name
+            else "the generated chain names no column to add"
+        )
+        step.note = "no model call"
+        return skip(step, "add_column", reason, table)
+    return _ask_chunked(session, table, name, paper=False)
 
 
 def _added(
-    session: Session, step: TraceStep, table: Table, name: str, values: list[str]
+    session: Session, step: TraceStep, table: Table, name: str, values: list[str], *, paper: bool
 ) -> StepResult:
     """The table with the new column, or a skip naming the rule it breaks."""
     rows = table.rows()
     columns = [[row[i] for row in rows] for i in range(len(table.columns))]
-    reason = add_column_rejection(
-        table.columns,
-        columns,
-        name,
-        values,
-        paper=session.rules.case_sensitive_add_column,
-    )
+    reason = add_column_rejection(table.columns, columns, name, values, paper=paper)
     step.arguments.update(name=name, values=values)
     if reason is not None:
         return skip(step, "add_column", reason, table)
@@ -96,9 +117,9 @@ def _added(
     return keep(step, "add_column", f"f_add_column({name})", table, after=added)
 
 
-def _ask_per_row(session: Session, table: Table) -> StepResult:
+def _ask_per_row(session: Session, table: Table, *, paper: bool) -> StepResult:
     """The reference's way: name and 3 values from a first call, then one call per row."""
-    name = session.prompt_name("add_column")
+    name = session.prompt_name_in("paper", "add_column")
     step = timed_step(session.trace, "operation", "add_column", name)
     header, caption, rows = table.columns, table.caption, table.rows()
     first = pipe_block(caption, header, rows[:3])
@@ -109,7 +130,9 @@ def _ask_per_row(session: Session, table: Table) -> StepResult:
         question=session.add_column_question,
         columns=", ".join(header),
     )
-    text = session.ask(step, prompt, max_tokens=150)[0]
+    way = STEPS.get("add_column").ways["paper"]  # the reference's calls, whatever the mode
+    spec: ReplySpec[str] = session.spec(way, reasks=0)
+    text = session.ask(step, prompt, spec).text
     try:
         reply = parse_add_column_paper(text)
     except ParseError as err:
@@ -120,24 +143,32 @@ def _ask_per_row(session: Session, table: Table) -> StepResult:
     prefix = text[start : text.index("The value:")] + "The value:"
     demo = first + "Explanation: " + text[start:]
     values = list(reply.values)
+    row_spec: ReplySpec[str] = session.spec(way, reasks=0)
     for row in rows[3:]:
         row_prompt = render(
-            session.prompt_name("add_column_row"),
+            session.prompt_name_in("paper", "add_column_row"),
             demo=demo,
             table=pipe_block(caption, header, [row]),
             prefix=prefix,
         )
-        values.append(parse_add_column_row_paper(session.ask(step, row_prompt)[0]))
-    return _added(session, step, table, reply.name, values)
+        values.append(parse_add_column_row_paper(session.ask(step, row_prompt, row_spec).text))
+    return _added(session, step, table, reply.name, values, paper=paper)
 
 
-def _ask_chunked(session: Session, table: Table) -> StepResult:
-    """Every row's value, ``add_column_chunk_rows`` rows per call (the name from the first)."""
-    name = session.prompt_name("efficient_add_column")
+def _ask_chunked(session: Session, table: Table, known: str | None, *, paper: bool) -> StepResult:
+    """Every row's value, ``add_column_chunk_rows`` rows per call (the name from the first).
+
+    ``known``: the column's name, given by the generated chain; the calls then ask only
+    for values.
+    """
+    name = session.prompt_name_in("efficient", "add_column")
     step = timed_step(session.trace, "operation", "add_column", name)
+    if known is not None:
+        step.arguments["from_chain"] = True
     header, rows = table.columns, table.rows()
     size = session.settings.add_column_chunk_rows
-    column: str | None = None
+    way = STEPS.get("add_column").ways["efficient"]
+    column = known
     values: list[str] = []
     for start in range(0, len(rows), size):
         numbers = list(range(start + 1, min(start + size, len(rows)) + 1))
@@ -150,17 +181,18 @@ def _ask_chunked(session: Session, table: Table) -> StepResult:
         )
 
         def parse(
-            text: str, numbers: list[int] = numbers, known: str | None = column
+            text: str, numbers: list[int] = numbers, named: str | None = column
         ) -> AddColumnReply:
-            return parse_add_column_rows(text, numbers, name=known)
+            return parse_add_column_rows(text, numbers, name=named)
 
-        reply = session.ask_parsed(
-            step, prompt, parse, max_tokens=16 + 12 * len(numbers), stop=("\n\n", "*/")
+        spec = session.spec(
+            way, parse, rows=len(numbers), numbers=numbers, named=column is not None
         )
+        reply = session.ask(step, prompt, spec).value
         if reply is None:
             return skip(step, "add_column", step.error or "unparsable reply", table)
         column = reply.name
         values.extend(reply.values)
     if column is None:
         return skip(step, "add_column", "the table has no rows", table)
-    return _added(session, step, table, column, values)
+    return _added(session, step, table, column, values, paper=paper)

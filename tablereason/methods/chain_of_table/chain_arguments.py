@@ -24,12 +24,21 @@ class ChainArgument:
     """The argument text a generated chain gave an operation.
 
     Attributes:
-        text: What stood between the call's parentheses (``row 1, row 3``).
+        text: What stood between the call's parentheses (``row 1, row 3``); empty when
+            the chain named the operation without an argument (``f_select_row()``).
         rows: Rows of the table when the chain was generated (row numbers refer to it).
+        added: Columns the table has gained since the chain was generated (by its own
+            add_column), which its later calls could not name.
     """
 
     text: str
     rows: int
+    added: tuple[str, ...] = ()
+
+    @property
+    def missing(self) -> bool:
+        """Whether the chain named the operation without an argument."""
+        return not self.text.strip()
 
 
 def from_chain(
@@ -66,12 +75,28 @@ def rejected_text(step: TraceStep) -> str | None:
 def take_fallback(session: Session, step: TraceStep) -> bool:
     """Whether the step takes the reference's fallback instead of asking the model.
 
-    True when the chain gave this step an unusable argument and
+    True when the chain gave this step an argument that names nothing usable and
     ``ask_when_plan_unusable`` is off. The caller then applies the fallback for an
     unusable reply (all rows, all columns, skip) without a model call, so the step's
-    prompt name is cleared here.
+    prompt name is cleared here. A chain that named the step without any argument
+    is not a fallback: the step asks once (:func:`reasks_for`).
     """
-    if rejected_text(step) is None or session.settings.ask_when_plan_unusable:
+    text = rejected_text(step)
+    if text is None or not text.strip() or session.settings.ask_when_plan_unusable:
         return False
     step.prompt_name = None
     return True
+
+
+def reasks_for(given: ChainArgument | None) -> int | None:
+    """Re-asks of a step's own call: none when the chain named the step without an argument.
+
+    The chain chose the operation but not what it works on, so the model is asked once;
+    a reply that cannot be read then takes the usual fallback rather than a second call.
+    ``None``: the settings' bound (``repairs``).
+
+    Example:
+        >>> reasks_for(ChainArgument(text="", rows=3)), reasks_for(None)
+        (0, None)
+    """
+    return 0 if given is not None and given.missing else None

@@ -1,10 +1,11 @@
-"""The group and sort steps: one column argument each, then the profile's checks.
+"""The group and sort steps: one column argument each, then the way's checks.
 
-Both ask for their argument the same way (:func:`_ask_argument`): the reference's
-prompt with the first rows and a free-text reply, or the efficient prompt with the
-bounded view and a one-line reply; the efficient profile first tries the generated
-chain's argument. A group step leaves the table as it is and returns the groups the
-final query shows; a sort step returns the sorted table.
+Both ask for their argument one of two ways: the reference's prompt with the first rows
+and a free-text reply (:func:`_paper_argument`), or the efficient prompt with the
+bounded view and a one-line reply, after the generated chain's argument
+(:func:`_efficient_argument`). A group step leaves the table as it is and returns the
+groups the final query shows; a sort step returns the sorted table. The paper, efficient
+and large ways differ in what they check and how they count, each a function below.
 """
 
 from __future__ import annotations
@@ -12,15 +13,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
+from tablereason.calls import ReplySpec
 from tablereason.errors import ParseError, TableError
 from tablereason.methods.chain_of_table import large
 from tablereason.methods.chain_of_table.chain_arguments import (
     ChainArgument,
     from_chain,
+    reasks_for,
     rejected_text,
     take_fallback,
 )
-from tablereason.methods.chain_of_table.parse import leading_column, parse_group, parse_sort
+from tablereason.methods.chain_of_table.parse import (
+    SortReply,
+    leading_column,
+    parse_group,
+    parse_sort,
+)
 from tablereason.methods.chain_of_table.reference_parse import parse_group_paper, parse_sort_paper
 from tablereason.methods.chain_of_table.session import Session, finish, timed_step
 from tablereason.methods.chain_of_table.state import Groups, StepResult, keep, skip
@@ -45,86 +53,91 @@ class GroupCrash(TableError):
     """The reference divides by zero on an all-empty group column and loses the example."""
 
 
-def _ask_argument(
+def _paper_argument(
     session: Session,
     step: TraceStep,
-    name: str,
+    op: str,
+    table: Table,
+    *,
+    rows: int,
+    caption: bool,
+    parse: Callable[[str, list[str]], T],
+) -> tuple[T | None, str]:
+    """The reference's prompt (its first ``rows`` rows) and free text, read the reference's way."""
+    header = table.columns
+    prompt = render(
+        session.step_prompt(op),
+        table=pipe_block(
+            table.caption if caption else None, header, table.rows(rows), stripped=True
+        ),
+        label=session.label,
+        question=session.question,
+        columns=", ".join(header),
+    )
+    spec: ReplySpec[str] = session.spec(session.way(op), reasks=0, table=table)
+    text = session.ask(step, prompt, spec).text
+    try:
+        return parse(text, header), ""
+    except ParseError as err:
+        return None, f"unparsable reply: {err}"
+
+
+def _efficient_argument(
+    session: Session,
+    step: TraceStep,
+    op: str,
     table: Table,
     given: ChainArgument | None,
-    *,
-    reference_rows: int,
-    reference_caption: bool,
-    reference_parse: Callable[[str, list[str]], T],
-    parse: Callable[[str, list[str]], T | None],
+    parse: Callable[[str, list[str]], T],
 ) -> tuple[T | None, str]:
-    """One operation's argument, asked the profile's way, and why there is none.
+    """The chain's argument when it names a column; else the fallback, or one asked reply.
 
-    With the reference's prompts: its first ``reference_rows`` rows (with the caption
-    when ``reference_caption``) and free text read by ``reference_parse``. Otherwise:
-    the generated chain's argument when it names a column; the fallback (no call)
-    when it names none and ``ask_when_plan_unusable`` is off; else the bounded view
-    and a one-line structured reply with the bounded re-ask.
+    The fallback (no call) is taken when the chain gave this step an argument that
+    names no column and ``ask_when_plan_unusable`` is off. A chain that named the step
+    without an argument, or with a known column but not the rest (a sort without its
+    order), is asked once, with no re-ask.
 
     Returns:
         The argument and ``""``, or ``None`` and the reason to skip the operation.
     """
     header = table.columns
-    if session.rules.reference_prompts:
-        caption = table.caption if reference_caption else None
-        prompt = render(
-            name,
-            table=pipe_block(caption, header, table.rows(reference_rows), stripped=True),
-            label=session.label,
-            question=session.question,
-            columns=", ".join(header),
-        )
-        text = session.ask(step, prompt, max_tokens=150)[0]
-        try:
-            return reference_parse(text, header), ""
-        except ParseError as err:
-            return None, f"unparsable reply: {err}"
     planned = from_chain(step, given, lambda t: parse(t, header))
     if planned is not None:
         return planned, ""
     unusable = rejected_text(step)
-    unknown = unusable is not None and leading_column(unusable, header) is None
-    if unknown and take_fallback(session, step):
+    known = unusable is not None and leading_column(unusable, header) is not None
+    if unusable is not None and not known and take_fallback(session, step):
         return None, f"the generated chain's argument ({unusable}) names no column"
     prompt = render(
-        name, table=session.shown_block(table), label=session.label, question=session.question
+        session.step_prompt(op),
+        table=session.shown_block(table),
+        label=session.label,
+        question=session.question,
     )
-    value = session.ask_parsed(
-        step, prompt, lambda t: parse(t, header), max_tokens=24, stop=("\n",)
-    )
+    reasks = 0 if known else reasks_for(given)
+    spec = session.spec(session.way(op), lambda t: parse(t, header), reasks=reasks, table=table)
+    value = session.ask(step, prompt, spec).value
     if value is None:
         return None, step.error or "unparsable reply"
     return value, ""
 
 
-def group_column(session: Session, table: Table, given: ChainArgument | None) -> StepResult:
-    """Count the rows per value of a column; the table itself stays unchanged.
+# ----------------------------------------------------------------------------- group
 
-    Raises:
-        GroupCrash: With the reference's rules only, when every cell of the column is
-            empty (the reference loses the example there); the caller records it.
-    """
-    name = session.step_prompt("group_column")
-    step = timed_step(session.trace, "operation", "group_column", name)
-    column, reason = _ask_argument(
-        session, step, name, table, given,
-        reference_rows=5, reference_caption=True,
-        reference_parse=parse_group_paper, parse=parse_group,
-    )  # fmt: skip
-    if column is None:
-        return skip(step, "group_column", reason, table)
-    if session.large is not None:  # counted in DuckDB; the largest groups only
-        groups, ratio = large.group_counts(table, column)
-    else:
-        values = table.column_values(column)
-        groups, ratio = Groups(column, count_groups(values)), group_ratio(values)
+
+def _grouped(
+    session: Session,
+    step: TraceStep,
+    table: Table,
+    column: str,
+    groups: Groups,
+    ratio: float | None,
+    *,
+    crash_on_empty: bool,
+) -> StepResult:
     step.arguments.update(column=column, ratio=ratio)
     if ratio is None:
-        if session.rules.empty_group_crashes:
+        if crash_on_empty:
             step.error = f"column {column!r} has only empty cells (division by zero)"
             finish(step)
             raise GroupCrash(step.error)
@@ -143,39 +156,117 @@ def group_column(session: Session, table: Table, given: ChainArgument | None) ->
     )
 
 
-def sort_column(session: Session, table: Table, given: ChainArgument | None) -> StepResult:
-    """Sort the rows by a column when the rules allow it.
+def _small_groups(table: Table, column: str) -> tuple[Groups, float | None]:
+    values = table.column_values(column)
+    return Groups(column, count_groups(values)), group_ratio(values)
 
-    With ``rules.sort_checks_monotonic`` (the reference) a column already in order is
-    skipped, and so is a column the model does not call Numerical when
-    ``sort_numerical_only`` is set; otherwise a sort that leaves the rows as they were.
+
+def paper_group_column(session: Session, table: Table, given: ChainArgument | None) -> StepResult:
+    """Count the rows per value of a column, the reference's way.
+
+    Raises:
+        GroupCrash: When every cell of the column is empty (the reference loses the
+            example there); the caller records it.
     """
-    name = session.step_prompt("sort_column")
-    step = timed_step(session.trace, "operation", "sort_column", name)
-    reply, reason = _ask_argument(
-        session, step, name, table, given,
-        reference_rows=3, reference_caption=False,
-        reference_parse=parse_sort_paper, parse=parse_sort,
-    )  # fmt: skip
+    step = timed_step(
+        session.trace, "operation", "group_column", session.step_prompt("group_column")
+    )
+    column, reason = _paper_argument(
+        session, step, "group_column", table, rows=5, caption=True, parse=parse_group_paper
+    )
+    if column is None:
+        return skip(step, "group_column", reason, table)
+    groups, ratio = _small_groups(table, column)
+    return _grouped(session, step, table, column, groups, ratio, crash_on_empty=True)
+
+
+def efficient_group_column(
+    session: Session, table: Table, given: ChainArgument | None
+) -> StepResult:
+    """Count the rows per value of a column; an all-empty column is skipped."""
+    step = timed_step(
+        session.trace, "operation", "group_column", session.step_prompt("group_column")
+    )
+    column, reason = _efficient_argument(session, step, "group_column", table, given, parse_group)
+    if column is None:
+        return skip(step, "group_column", reason, table)
+    groups, ratio = _small_groups(table, column)
+    return _grouped(session, step, table, column, groups, ratio, crash_on_empty=False)
+
+
+def large_group_column(session: Session, table: Table, given: ChainArgument | None) -> StepResult:
+    """Count the rows per value in DuckDB; the final query sees the largest groups."""
+    step = timed_step(
+        session.trace, "operation", "group_column", session.step_prompt("group_column")
+    )
+    column, reason = _efficient_argument(session, step, "group_column", table, given, parse_group)
+    if column is None:
+        return skip(step, "group_column", reason, table)
+    groups, ratio = large.group_counts(table, column)
+    return _grouped(session, step, table, column, groups, ratio, crash_on_empty=False)
+
+
+# ----------------------------------------------------------------------------- sort
+
+
+def paper_sort_column(session: Session, table: Table, given: ChainArgument | None) -> StepResult:
+    """Sort as the reference does: skip a column already in order, or not Numerical.
+
+    A column counts as in order when its values, read as the reference reads numbers,
+    are; ``sort_numerical_only`` skips a column the model does not call Numerical.
+    """
+    step = timed_step(session.trace, "operation", "sort_column", session.step_prompt("sort_column"))
+    reply, reason = _paper_argument(
+        session, step, "sort_column", table, rows=3, caption=False, parse=parse_sort_paper
+    )
     if reply is None:
         return skip(step, "sort_column", reason, table)
     step.arguments.update(reply.model_dump())
-    reference = session.rules.sort_checks_monotonic
-    if reference:
-        refusal = _reference_sort_refusal(session, table, reply.column, reply.datatype)
-        if refusal is not None:
-            return skip(step, "sort_column", refusal, table)
+    refusal = _reference_sort_refusal(session, table, reply.column, reply.datatype)
+    if refusal is not None:
+        return skip(step, "sort_column", refusal, table)
+    return _sorted(step, table, reply, numeric=True, unchanged=None)
+
+
+def efficient_sort_column(
+    session: Session, table: Table, given: ChainArgument | None
+) -> StepResult:
+    """Sort by any column (``Table.sort_by`` decides how); skip a sort that changes nothing."""
+    return _efficient_sort(session, table, given, lambda a, b: a.rows() == b.rows())
+
+
+def large_sort_column(session: Session, table: Table, given: ChainArgument | None) -> StepResult:
+    """Sort every row in DuckDB; skip a sort that leaves the rows in their order."""
+    return _efficient_sort(session, table, given, same_order)
+
+
+def _efficient_sort(
+    session: Session,
+    table: Table,
+    given: ChainArgument | None,
+    unchanged: Callable[[Table, Table], bool],
+) -> StepResult:
+    step = timed_step(session.trace, "operation", "sort_column", session.step_prompt("sort_column"))
+    reply, reason = _efficient_argument(session, step, "sort_column", table, given, parse_sort)
+    if reply is None:
+        return skip(step, "sort_column", reason, table)
+    step.arguments.update(reply.model_dump())
+    return _sorted(step, table, reply, numeric=None, unchanged=unchanged)
+
+
+def _sorted(
+    step: TraceStep,
+    table: Table,
+    reply: SortReply,
+    *,
+    numeric: bool | None,
+    unchanged: Callable[[Table, Table], bool] | None,
+) -> StepResult:
     try:
-        sorted_table = table.sort_by(
-            reply.column, descending=reply.descending, numeric=True if reference else None
-        )
+        sorted_table = table.sort_by(reply.column, descending=reply.descending, numeric=numeric)
     except TableError as err:
         return skip(step, "sort_column", str(err), table)
-    if not reference and (
-        same_order(sorted_table, table)
-        if session.large is not None
-        else sorted_table.rows() == table.rows()
-    ):
+    if unchanged is not None and unchanged(sorted_table, table):
         return skip(step, "sort_column", "the rows are already in that order", table)
     return keep(step, "sort_column", f"f_sort_column({reply.column})", table, after=sorted_table)
 

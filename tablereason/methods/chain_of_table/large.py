@@ -55,18 +55,6 @@ _WHERE = re.compile(r"^\s*where\b", re.I)
 _ASSIGN = re.compile(r"(?<![<>!=])=(?!=)")
 
 
-def is_large(table: Table, threshold: int | None) -> bool:
-    """Whether a run on ``table`` uses the large-table mode (``threshold`` rows or more).
-
-    Example:
-        >>> from tablereason.table import Table
-        >>> is_large(Table.from_records(["a"], [["1"]] * 5), 4), is_large(
-        ...     Table.from_records(["a"], [["1"]] * 5), None)
-        (True, False)
-    """
-    return threshold is not None and table.num_rows > threshold
-
-
 def view(session: Session) -> LargeView:
     """The session's large-table view cache.
 
@@ -157,7 +145,7 @@ def _refused(err: Exception, text: str, expected: str) -> ParseError:
 
 def select_row(session: Session, table: Table, given: ChainArgument | None) -> StepResult:
     """Keep the rows where the model's condition holds (all rows for ``*``)."""
-    name = session.prompt_name("large_select_row")
+    name = session.step_prompt("select_row")
     step = timed_step(session.trace, "operation", "select_row", name)
     expected = "where <SQL condition over the columns>)"
 
@@ -175,7 +163,7 @@ def select_row(session: Session, table: Table, given: ChainArgument | None) -> S
         except (SQLError, TableError) as err:
             raise _refused(err, text, expected) from None
 
-    result = _argument(session, step, name, table, given, apply)
+    result = _argument(session, step, "select_row", table, given, apply)
     if result is None:
         return skip(step, "select_row", step.error or "no usable condition", table)
     condition, filtered = result
@@ -197,7 +185,7 @@ def select_row(session: Session, table: Table, given: ChainArgument | None) -> S
 
 def add_column(session: Session, table: Table, given: ChainArgument | None) -> StepResult:
     """Add a column computed by the model's expression, when the acceptance rules pass."""
-    name = session.prompt_name("large_add_column")
+    name = session.step_prompt("add_column")
     step = timed_step(session.trace, "operation", "add_column", name)
     expected = "<name> = <SQL expression over the columns>)"
 
@@ -215,7 +203,7 @@ def add_column(session: Session, table: Table, given: ChainArgument | None) -> S
             raise _refused(err, text, expected) from None
         return column, expression, added
 
-    result = _argument(session, step, name, table, given, apply)
+    result = _argument(session, step, "add_column", table, given, apply)
     if result is None:
         return skip(step, "add_column", step.error or "no usable expression", table)
     column, expression, added = result
@@ -229,21 +217,28 @@ def add_column(session: Session, table: Table, given: ChainArgument | None) -> S
 def _argument(
     session: Session,
     step: TraceStep,
-    name: str,
+    op: str,
     table: Table,
     given: ChainArgument | None,
     apply: Callable[[str], T],
 ) -> T | None:
-    """The generated chain's argument applied, or else the model's reply to prompt ``name``.
+    """The generated chain's argument applied, or else the model's reply to the step's prompt.
 
-    ``None`` when neither is usable (the step's error says why).
+    When the chain named the step but gave it nothing usable, the step's prompt is
+    asked once, without a re-ask. ``None`` when neither is usable (the step's error
+    says why).
     """
     result = _from_chain(session, step, given, apply)
     if result is None:
         prompt = render(
-            name, table=_block(session, table), label=session.label, question=session.question
+            session.step_prompt(op),
+            table=_block(session, table),
+            label=session.label,
+            question=session.question,
         )
-        result = session.ask_parsed(step, prompt, apply, max_tokens=48, stop=("\n",))
+        reasks = 0 if given is not None else None
+        spec = session.spec(session.way(op), apply, reasks=reasks, table=table)
+        result = session.ask(step, prompt, spec).value
     return result
 
 
@@ -270,7 +265,7 @@ def _from_chain(
 
     Unlike the small-table steps' arguments, a refused one says why in the step's note.
     """
-    if not session.settings.plan_arguments or given is None:
+    if not session.settings.plan_arguments or given is None or not given.text:
         return None
     try:
         result = apply(given.text)

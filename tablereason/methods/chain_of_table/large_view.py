@@ -17,7 +17,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tablereason.methods.chain_of_table import views
 from tablereason.operations import table_profile
@@ -190,10 +190,13 @@ class LargeView:
     Attributes:
         views: The view text by table (keyed by ``id``; the table is kept to check it).
         profiles: Column profiles of earlier views, reused for columns that did not change.
+        grammar_columns: The columns the SQL grammars of each table use (keyed and
+            checked as ``views``).
     """
 
     views: dict[int, tuple[Table, str]] = field(default_factory=dict)
     profiles: table_profile.ProfileCache = field(default_factory=table_profile.ProfileCache)
+    grammar_columns: dict[int, tuple[Table, tuple[Any, ...]]] = field(default_factory=dict)
 
     def block(self, table: Table, question: str, *, budget: int, caption: str | None = None) -> str:
         """The view of ``table`` wrapped in ``/*`` ... ``*/``, computed once per table.

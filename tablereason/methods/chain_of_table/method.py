@@ -4,7 +4,9 @@ The model picks the next operation from a fixed graph, generates its arguments, 
 :class:`~tablereason.table.Table` applies it, and a final query answers from the last
 table (and the group table, after a group step). Two profiles exist: ``"paper"``
 reproduces the published code, ``"efficient"`` (the default) fixes its bugs and cuts
-its costs; docs/chain_of_table.md lists every difference.
+its costs, and switches to the large-table mode on a table past ``large_table_rows``
+(:mod:`~tablereason.methods.chain_of_table.modes`); docs/chain_of_table.md lists every
+difference.
 
 Example:
     >>> from tablereason.llm import ScriptedLLM
@@ -25,14 +27,14 @@ from tablereason.llm.base import LLM
 from tablereason.methods.base import TableMethod
 from tablereason.methods.chain_of_table.answer import Answer, final_answer
 from tablereason.methods.chain_of_table.group_sort import GroupCrash
-from tablereason.methods.chain_of_table.large import LOWERCASE_IN_DUCKDB_ROWS, is_large, mode_note
+from tablereason.methods.chain_of_table.large import LOWERCASE_IN_DUCKDB_ROWS, mode_note
 from tablereason.methods.chain_of_table.large_view import LargeView
-from tablereason.methods.chain_of_table.parse import END
+from tablereason.methods.chain_of_table.modes import LARGE, mode_for
 from tablereason.methods.chain_of_table.planner import Planner
 from tablereason.methods.chain_of_table.session import Session, Task, mask_digits
 from tablereason.methods.chain_of_table.settings import PROFILES, ChainOfTableSettings
 from tablereason.methods.chain_of_table.state import ChainState
-from tablereason.methods.chain_of_table.steps import STEPS
+from tablereason.methods.chain_of_table.steps import END
 from tablereason.operations.table_profile import lowercased
 from tablereason.prompts.render import template_hash, template_names
 from tablereason.table.value import Table
@@ -135,7 +137,8 @@ class ChainOfTable(TableMethod):
                 op = planner.next_operation(state)
                 if op == END:
                     break
-                state = state.after(STEPS.get(op)(session, state.table, planner.argument(op)))
+                step = session.way(op).step
+                state = state.after(step(session, state.table, planner.argument(op, state.table)))
             answer = final_answer(session, state)
         except GroupCrash as err:
             return Prediction(
@@ -161,7 +164,7 @@ class ChainOfTable(TableMethod):
             add_question = mask_digits(add_question)
         trace = Trace(method=f"{self.name}/{settings.profile}", question=question)
         source = trace.add(TraceStep(kind="input", name="table", table=table))
-        large = is_large(table, settings.large_table_rows)
+        mode = mode_for(settings, table)
         session = Session(
             llm=self.llm,
             settings=settings,
@@ -169,11 +172,12 @@ class ChainOfTable(TableMethod):
             question=question,
             add_column_question=add_question,
             trace=trace,
-            large=LargeView() if large else None,
+            mode=mode,
+            large=LargeView() if mode is LARGE else None,
         )
-        if large:
+        if mode is LARGE:
             source.note = mode_note(table, settings.large_table_rows)
-        elif session.rules.note_first_rows and table.num_rows > settings.view_rows:
+        elif mode.note_first_rows and table.num_rows > settings.view_rows:
             source.note = (
                 f"paper profile: prompts show the first {settings.view_rows} of "
                 f"{table.num_rows} rows, as the reference does"

@@ -19,10 +19,11 @@ from collections.abc import Iterable, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from tablereason.errors import ParseError
+from tablereason.methods.chain_of_table.steps import (  # the names the parsers read
+    END,
+    OPERATION_NAMES,  # noqa: F401 - read from here by the parser tests
+)
 
-END = "<END>"
-OPERATION_NAMES = ("add_column", "select_row", "select_column", "group_column", "sort_column")
-"""The five operations a chain may name."""
 SORT_ORDERS = ("small to large", "large to small")
 """The two orders a sort reply may name."""
 
@@ -187,16 +188,72 @@ def parse_rows(text: str, num_rows: int) -> list[int] | None:
     return sorted(picked)
 
 
-def match_columns(text: str, columns: Sequence[str]) -> list[str]:
-    """Known column names mentioned in a comma-separated list, in table order.
+def split_names(text: str, names: Sequence[str], separator: str = ", ") -> list[str] | None:
+    """``text`` read as known names joined by ``separator``, exactly; ``None`` when it is not.
 
-    Names are matched whole (so commas inside a name are fine), exactly first and
-    then case-insensitively.
+    A constrained reply is written this way, so a name that holds the separator, or
+    ends in a comma, is read back whole.
+
+    Example:
+        >>> split_names("Year, Place, Rank", ["Year", "Place, Rank", "Rank"])
+        ['Year', 'Place, Rank']
+        >>> split_names("Year, Venue", ["Year"]) is None
+        True
+    """
+    ordered = sorted(set(names), key=len, reverse=True)
+    found: dict[int, list[str]] = {0: []}
+    for start in range(len(text) + 1):
+        if start not in found:
+            continue
+        at = start + len(separator) if start else 0
+        if start and not text.startswith(separator, start):
+            continue
+        for name in ordered:
+            end = at + len(name)
+            if name and text.startswith(name, at) and end not in found:
+                found[end] = [*found[start], name]
+    return found.get(len(text)) if text else None
+
+
+def shown(name: str) -> str:
+    r"""A column name as the efficient prompts show it: line breaks become spaces.
+
+    A reply names a column the way its prompt showed it, on one line (a line break
+    would end the reply at its stop string), so replies are read, and constrained,
+    in this form.
+
+    Example:
+        >>> shown("Water level\ncm")
+        'Water level cm'
+    """
+    return name.replace("\r", " ").replace("\n", " ")
+
+
+def _shown_names(columns: Sequence[str]) -> dict[str, str] | None:
+    """Each column's shown name to the column, or ``None`` when every name shows as it is."""
+    names = [shown(c) for c in columns]
+    return None if names == list(columns) else dict(zip(names, columns, strict=True))
+
+
+def match_columns(text: str, columns: Sequence[str]) -> list[str]:
+    r"""Known column names mentioned in a comma-separated list, in table order.
+
+    Names are matched whole (so commas inside a name are fine): the list read exactly
+    as names joined by ``", "`` when it is one, else item by item, exactly first and
+    then case-insensitively; a name is read as it is shown (:func:`shown`).
 
     Example:
         >>> match_columns("Year, competition", ["Year", "Competition", "Venue"])
         ['Year', 'Competition']
+        >>> match_columns("Water level cm", ["Date", "Water level\ncm"])
+        ['Water level\ncm']
     """
+    back = _shown_names(columns)
+    if back is not None:
+        return [back[c] for c in match_columns(text, list(back))]
+    exact = split_names(text.strip(), columns)
+    if exact:
+        return [c for c in columns if c in exact]
     items = [i.strip().strip("'\"`") for i in text.split(",")]
     wanted = [i for i in items if i]
     found: set[str] = set()
@@ -214,6 +271,27 @@ def match_columns(text: str, columns: Sequence[str]) -> list[str]:
     return [c for c in columns if c in found]
 
 
+def column_list(text: str, columns: Sequence[str]) -> list[str]:
+    """The known columns a select-column reply lists, in table order.
+
+    The reply up to ``])`` (or the line's end) read exactly as names joined by ``", "``
+    when it is one (so a name holding ``]`` or a comma is read whole), else item by
+    item (:func:`match_columns`).
+
+    Example:
+        >>> column_list("Rank [a], Year])", ["Year", "Rank [a]"])
+        ['Year', 'Rank [a]']
+    """
+    back = _shown_names(columns)
+    if back is not None:
+        return [back[c] for c in column_list(text, list(back))]
+    body = text.split("])")[0].split("\n")[0].strip()
+    exact = split_names(body, columns)
+    if exact:
+        return [c for c in columns if c in exact]
+    return match_columns(list_body(text), columns)
+
+
 def parse_columns(text: str, columns: Sequence[str]) -> list[str]:
     """Efficient select-column reply: known column names, in table order.
 
@@ -221,7 +299,7 @@ def parse_columns(text: str, columns: Sequence[str]) -> list[str]:
         >>> parse_columns("Year, Competition])", ["Year", "Competition", "Venue"])
         ['Year', 'Competition']
     """
-    picked = match_columns(list_body(text), columns)
+    picked = column_list(text, columns)
     if not picked:
         raise fail(
             "no known column in the reply", text, "f_col([c1, c2]) with c in " + repr(columns)
@@ -233,7 +311,18 @@ def parse_columns(text: str, columns: Sequence[str]) -> list[str]:
 
 
 def leading_column(text: str, columns: Sequence[str]) -> str | None:
-    """The longest known column the text starts with, followed by ``)``, ``,`` or nothing."""
+    r"""The longest known column the text starts with, followed by ``)``, ``,`` or nothing.
+
+    A name is read as it is shown (:func:`shown`).
+
+    Example:
+        >>> leading_column("water level cm), the order", ["Water level\ncm", "Date"])
+        'Water level\ncm'
+    """
+    back = _shown_names(columns)
+    if back is not None:
+        found = leading_column(text, list(back))
+        return None if found is None else back[found]
     head = text.strip()
     for column in sorted(columns, key=len, reverse=True):
         if column and head[: len(column)].casefold() == column.casefold():

@@ -1,51 +1,36 @@
-"""The Chain-of-Table planner: the next-operation graph, the planning prompts, one planning step.
+"""The Chain-of-Table planner: the planning prompts of each mode, and one planning step.
 
-The graph (REFERENCE.md 1.5) is a DAG, so each operation runs at most once. Skipped
-operations never advance the graph and are removed from every later choice. A
-:class:`Planner` lives for one question and remembers the last generated chain: the
-names still to follow (``reuse_plan``) and the arguments it gave (``plan_arguments``).
+The next-operation graph comes from the step table (:data:`~.steps.GRAPH`, the
+reference's graph: a DAG, so each operation runs at most once). Skipped operations never
+advance the graph and are removed from every later choice. A :class:`Planner` lives for
+one question and remembers the last generated chain: the names still to follow
+(``reuse_plan``) and the arguments it gave (``plan_arguments``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
+from tablereason.calls import ReplySpec
 from tablereason.methods.chain_of_table.chain_arguments import ChainArgument
 from tablereason.methods.chain_of_table.parse import (
-    END,
     first_allowed,
     parse_chain,
     parse_chain_arguments,
 )
 from tablereason.methods.chain_of_table.session import Session, finish, timed_step
 from tablereason.methods.chain_of_table.state import ChainEntry, ChainState
+from tablereason.methods.chain_of_table.steps import END, GRAPH, INIT, allowed_next
 from tablereason.methods.chain_of_table.views import pipe_block
 from tablereason.prompts.render import render, template
 
-INIT = "<init>"
+if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.table.value import Table
+    from tablereason.trace.record import TraceStep
 
-GRAPH: dict[str, tuple[str, ...]] = {
-    INIT: ("add_column", "select_row", "select_column", "group_column", "sort_column"),
-    "add_column": ("select_row", "select_column", "group_column", "sort_column", END),
-    "select_row": ("select_column", "group_column", "sort_column", END),
-    "select_column": ("group_column", "sort_column", END),
-    "group_column": ("sort_column", END),
-    "sort_column": (END,),
-}
-
-
-def allowed_next(chain: Sequence[ChainEntry]) -> list[str]:
-    """Operations allowed after the kept chain, minus every skipped operation.
-
-    Example:
-        >>> chain = [ChainEntry("select_row", True, ""), ChainEntry("group_column", False, "")]
-        >>> allowed_next(chain)
-        ['select_column', 'sort_column', '<END>']
-    """
-    kept = [e.op for e in chain if e.kept]
-    skipped = {e.op for e in chain if not e.kept}
-    last = kept[-1] if kept else INIT
-    return [op for op in GRAPH[last] if op not in skipped]
+__all__ = ["GRAPH", "INIT", "Planner", "allowed_next", "chain_text", "options_text"]
 
 
 def chain_text(chain: Sequence[ChainEntry]) -> str:
@@ -64,45 +49,52 @@ def options_text(allowed: list[str]) -> str:
     return " or ".join(op if op == END else f"f_{op}()" for op in allowed)
 
 
-def planning_prompt(session: Session, state: ChainState, allowed: list[str]) -> tuple[str, str]:
-    """The planning prompt and its template name for the session's profile and mode.
-
-    The paper and large-table prompts never end in a space. Before the first operation
-    the reference's prompt ends ``Function Chain: `` (nothing after the colon but a
-    space); the reference sends it as a chat message, so the model never continues
-    from that space. Continued as raw text, it is a lone space token: tokenizers such
-    as Gemma's write the chain's first call as one token with its leading space
-    (`` f``), and after a bare space the likeliest tokens are digits, so a small model
-    writes ``1) ...`` or a run of ``0``. Ending at the colon lets the model write
-    `` f_...`` itself.
-    """
-    table = state.table
-    common = {
+def _common(session: Session, state: ChainState, allowed: list[str]) -> dict[str, str]:
+    return {
         "label": session.label,
         "question": session.question,
         "options": options_text(allowed),
         "chain": chain_text(state.chain),
     }
-    if session.rules.reference_prompts:
-        demos = "".join(
-            template(session.prompt_name(f"plan_{op}")) + "\n\n" for op in allowed if op != END
-        )
-        demos += template(session.prompt_name("plan_chains")) + "\n\n"
-        name = session.prompt_name("plan")
-        block = pipe_block(None, table.columns, table.rows(session.settings.view_rows))
-        return render(name, demos=demos, table=block, **common).removesuffix(" "), name
-    if session.large is not None:
-        name = session.prompt_name("large_plan")
-        prompt = render(
-            name,
-            chains=template(session.prompt_name("large_plan_chains")),
-            table=session.shown_block(table),
-            **common,
-        )
-        return prompt.removesuffix(" "), name
-    name = session.prompt_name("efficient_plan")
-    chains = template(session.prompt_name("efficient_plan_chains"))
-    return render(name, chains=chains, table=session.shown_block(table), **common), name
+
+
+def paper_prompt(session: Session, state: ChainState, allowed: list[str]) -> tuple[str, str]:
+    """The reference's planning prompt: a demo per allowed operation, the chain demos, 100 rows.
+
+    It never ends in a space. Before the first operation the reference's prompt ends
+    ``Function Chain: `` (nothing after the colon but a space); the reference sends it as
+    a chat message, so the model never continues from that space. Continued as raw
+    text, it is a lone space token: tokenizers such as Gemma's write the chain's first
+    call as one token with its leading space (`` f``), and after a bare space the
+    likeliest tokens are digits, so a small model writes ``1) ...`` or a run of ``0``.
+    Ending at the colon lets the model write `` f_...`` itself.
+    """
+    table = state.table
+    demos = "".join(
+        template(session.prompt_name(f"plan_{op}")) + "\n\n" for op in allowed if op != END
+    )
+    demos += template(session.prompt_name("plan_chains")) + "\n\n"
+    name = session.prompt_name("plan")
+    block = pipe_block(None, table.columns, table.rows(session.settings.view_rows))
+    prompt = render(name, demos=demos, table=block, **_common(session, state, allowed))
+    return prompt.removesuffix(" "), name
+
+
+def efficient_prompt(session: Session, state: ChainState, allowed: list[str]) -> tuple[str, str]:
+    """The efficient planning prompt: one fixed operation list and chain demos, the bounded view."""
+    name = session.prompt_name("plan")
+    chains = template(session.prompt_name("plan_chains"))
+    common = _common(session, state, allowed)
+    return render(name, chains=chains, table=session.shown_block(state.table), **common), name
+
+
+def large_prompt(session: Session, state: ChainState, allowed: list[str]) -> tuple[str, str]:
+    """The large-table planning prompt: conditions and expressions, the table's summary.
+
+    Like the paper prompt, it ends at the colon, not in a space.
+    """
+    prompt, name = efficient_prompt(session, state, allowed)
+    return prompt.removesuffix(" "), name
 
 
 class Planner:
@@ -112,7 +104,9 @@ class Planner:
         proposals: Operation names of the last generated chain not yet followed.
         arguments: The argument text of each operation that chain named (efficient
             profile with ``plan_arguments`` only).
+        named: The operations that chain named, with or without an argument.
         rows: Rows of the table when that chain was generated.
+        columns: Its columns then.
         calls: Planning calls made so far.
     """
 
@@ -120,15 +114,50 @@ class Planner:
         self.session = session
         self.proposals: list[str] = []
         self.arguments: dict[str, str] = {}
+        self.named: set[str] = set()
         self.rows: int | None = None
+        self.columns: set[str] = set()
         self.calls = 0
 
-    def argument(self, op: str) -> ChainArgument | None:
-        """The argument the last generated chain gave ``op``, if it gave one."""
-        text = self.arguments.get(op)
-        if text is None or self.rows is None:
+    def argument(self, op: str, table: Table) -> ChainArgument | None:
+        """The argument the last generated chain gave ``op``, now that the table is ``table``.
+
+        ``None`` when the chain did not name ``op`` (or its arguments are not used);
+        an empty text when it named ``op`` without an argument (``f_select_row()``).
+        """
+        if self.rows is None:
             return None
-        return ChainArgument(text=text, rows=self.rows)
+        added = tuple(c for c in table.columns if c not in self.columns)
+        text = self.arguments.get(op)
+        if text is None:
+            return ChainArgument("", self.rows, added) if op in self.named else None
+        return ChainArgument(text, self.rows, added)
+
+    def _ask(self, step: TraceStep, state: ChainState, allowed: list[str]) -> str:
+        """One planning call; the first allowed name of the generated chain (or ``<END>``)."""
+        session, settings = self.session, self.session.settings
+        way = session.mode.plan
+        prompt, step.prompt_name = way.step(session, state, allowed)
+        spec: ReplySpec[str] = session.spec(way, reasks=0, allowed=allowed, state=state)
+        if spec.constraint is not None:  # a constrained chain carries every argument
+            tokens = session.mode.plan_constrained_tokens
+            spec = dataclasses.replace(spec, max_tokens=tokens, reasks=settings.repairs)
+        text = session.ask(step, prompt, spec).text
+        self.calls += 1
+        names = parse_chain(text)
+        step.arguments["proposed"] = names
+        if settings.plan_arguments and session.mode.chain_arguments:
+            self.arguments = parse_chain_arguments(text)
+            self.named = {n for n in names if n != END}
+            self.rows = state.table.num_rows
+            self.columns = set(state.table.columns)
+        choice = first_allowed(names, allowed)
+        if choice is None:
+            step.error = "no allowed operation in the generated chain; ending"
+            return END
+        if settings.reuse_plan:
+            self.proposals = names[names.index(choice) + 1 :]
+        return choice
 
     def next_operation(self, state: ChainState) -> str:
         """Choose the next operation (or ``<END>``), recording a ``plan`` step in the trace.
@@ -160,21 +189,7 @@ class Planner:
             choice = END
             step.note = "the generated chain is used up; ending without a model call"
         if choice is None:
-            prompt, step.prompt_name = planning_prompt(session, state, allowed)
-            reply = session.rules.plan_reply
-            text = session.ask(step, prompt, max_tokens=reply.max_tokens, stop=reply.stop)[0]
-            self.calls += 1
-            names = parse_chain(text)
-            step.arguments["proposed"] = names
-            if settings.plan_arguments and session.rules.chain_arguments:
-                self.arguments = parse_chain_arguments(text)
-                self.rows = state.table.num_rows
-            choice = first_allowed(names, allowed)
-            if choice is None:
-                choice = END
-                step.error = "no allowed operation in the generated chain; ending"
-            elif settings.reuse_plan:
-                self.proposals = names[names.index(choice) + 1 :]
+            choice = self._ask(step, state, allowed)
         step.name = choice
         step.arguments["chosen"] = choice
         finish(step)

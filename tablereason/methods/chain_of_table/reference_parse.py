@@ -1,8 +1,10 @@
 """The reference's parsers for Chain-of-Table replies: its regular expressions and splits.
 
-These reproduce the published code exactly (REFERENCE.md 1.5 step 8 and 1.6),
-quirks included, for the paper profile's free-text replies; the rank-weight vote
-(:func:`rank_votes`) serves every sampled selection. Each parser returns a typed value
+These reproduce the published code exactly (google-research/chain-of-table,
+``utils/chain.py`` for the chain and ``operations/*.py`` for each step's reply; what
+they do is described in docs/chain_of_table.md), quirks included, for the paper
+profile's free-text replies; the rank-weight vote (:func:`rank_votes`) serves every
+sampled selection. Each parser returns a typed value
 or raises :class:`tablereason.errors.ParseError` with the raw text and what was
 expected.
 """

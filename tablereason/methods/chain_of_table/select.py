@@ -1,26 +1,26 @@
 """The two selection steps: keep the rows, or the columns, the model names.
 
-With the reference's rules (``rules.always_sample_selection``, or ``select_samples``
-above 1) the model is sampled ``select_samples`` times and the ``select_union``
-top-voted selections are united (the reference's rank-weight vote,
-:func:`~tablereason.methods.chain_of_table.reference_parse.rank_votes`); otherwise
-one selection is asked for, with the bounded re-ask. Nothing usable keeps every row
-or column (``f_select_row(*)``), as the reference does.
+The paper way samples ``select_samples`` replies to the reference's prompt and unites
+the ``select_union`` top-voted selections (the reference's rank-weight vote,
+:func:`~tablereason.methods.chain_of_table.reference_parse.rank_votes`). The efficient
+way first tries the generated chain's argument, then asks one short structured reply
+with the bounded re-ask (or samples and votes when ``select_samples`` is above 1). Nothing
+usable keeps every row or column (``f_select_row(*)``), as the reference does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tablereason.errors import ParseError
-from tablereason.methods.chain_of_table import large
 from tablereason.methods.chain_of_table.chain_arguments import (
     ChainArgument,
     from_chain,
+    reasks_for,
     take_fallback,
 )
-from tablereason.methods.chain_of_table.parse import list_body, match_columns, parse_rows
+from tablereason.methods.chain_of_table.parse import column_list, parse_rows
 from tablereason.methods.chain_of_table.reference_parse import (
     parse_column_key_paper,
     parse_row_key_paper,
@@ -28,6 +28,7 @@ from tablereason.methods.chain_of_table.reference_parse import (
 )
 from tablereason.methods.chain_of_table.session import Session, timed_step
 from tablereason.methods.chain_of_table.state import StepResult, keep
+from tablereason.methods.chain_of_table.steps import Way
 from tablereason.methods.chain_of_table.views import json_block, pipe_block
 from tablereason.prompts.render import render
 
@@ -47,19 +48,25 @@ def _voted(session: Session, texts: Sequence[str], key: Key) -> set[str]:
     return union
 
 
-def _ask_selection(session: Session, step: TraceStep, prompt: str, key: Key) -> set[str] | None:
+def _ask_selection(
+    session: Session,
+    step: TraceStep,
+    way: Way,
+    prompt: str,
+    key: Key,
+    *,
+    sample: bool,
+    reasks: int | None = None,
+    **context: Any,
+) -> set[str] | None:
     """Sampled (voting) or single-shot selection; ``None`` when nothing parsed."""
-    settings, rules = session.settings, session.rules
-    if settings.select_samples > 1 or rules.always_sample_selection:
-        texts = session.ask(
-            step,
-            prompt,
-            n=settings.select_samples,
-            temperature=settings.select_temperature,
-            max_tokens=rules.selection_reply.max_tokens,
-            stop=rules.selection_reply.stop,
-        )
-        union = _voted(session, texts, key)
+    settings = session.settings
+    if sample or settings.select_samples > 1:
+        spec = session.spec(
+            way, n=settings.select_samples, temperature=settings.select_temperature, reasks=0,
+            **context,
+        )  # fmt: skip
+        union = _voted(session, session.ask(step, prompt, spec).texts, key)
         return union or None
 
     def strict(text: str) -> tuple[str, ...]:
@@ -68,20 +75,12 @@ def _ask_selection(session: Session, step: TraceStep, prompt: str, key: Key) -> 
             raise ParseError("no selection in the reply", raw=text, expected="a list of items")
         return found
 
-    picked = session.ask_parsed(step, prompt, strict, max_tokens=60, stop=("])", "\n"))
+    picked = session.ask(step, prompt, session.spec(way, strict, reasks=reasks, **context)).value
     return None if picked is None else set(picked)
 
 
-def select_row(session: Session, table: Table, given: ChainArgument | None) -> StepResult:
-    """Keep the rows the model names; all rows when it names none (``f_select_row(*)``)."""
-    if session.large is not None:
-        return large.select_row(session, table, given)
-    name = session.step_prompt("select_row")
-    step = timed_step(session.trace, "operation", "select_row", name)
-    if session.rules.reference_prompts:
-        picked = _rows_reference(session, step, name, table)
-    else:
-        picked = _rows_efficient(session, step, name, table, given)
+def _rows_kept(step: TraceStep, table: Table, picked: set[str] | None) -> StepResult:
+    """The rows ``picked`` names (1-based, as text), or every row when it names none."""
     union = picked or set()
     indices = [j - 1 for j in range(1, table.num_rows + 1) if str(j) in union]
     if "*" in union or not indices:
@@ -99,66 +98,7 @@ def select_row(session: Session, table: Table, given: ChainArgument | None) -> S
     )
 
 
-def _rows_reference(session: Session, step: TraceStep, name: str, table: Table) -> set[str] | None:
-    """The reference's prompt (caption, stripped table, lower-case label) and its vote."""
-    numbers, rows = session.view(table)
-    prompt = render(
-        name,
-        table=pipe_block(table.caption, table.columns, rows, numbers, stripped=True),
-        label=session.label.lower(),
-        question=session.question,
-    )
-    return _ask_selection(session, step, prompt, parse_row_key_paper)
-
-
-def _rows_efficient(
-    session: Session, step: TraceStep, name: str, table: Table, given: ChainArgument | None
-) -> set[str] | None:
-    """The chain's rows when they name rows of this table; else the fallback or a call."""
-    numbers, rows = session.view(table)
-    prompt = render(
-        name,
-        table=pipe_block(None, table.columns, rows, numbers),
-        label=session.label,
-        question=session.question,
-    )
-
-    def key(text: str) -> tuple[str, ...] | None:
-        try:
-            found = parse_rows(text, table.num_rows)
-        except ParseError:
-            return None
-        return ("*",) if found is None else tuple(str(i + 1) for i in found)
-
-    planned = None
-    if given is not None and given.rows == table.num_rows:  # row numbers of this table
-        planned = from_chain(step, given, key)
-    if planned:
-        return set(planned)
-    if take_fallback(session, step):
-        step.note = "the generated chain names no row; all rows kept, no model call"
-        return None
-    return _ask_selection(session, step, prompt, key)
-
-
-def select_column(session: Session, table: Table, given: ChainArgument | None) -> StepResult:
-    """Keep the columns the model names; all columns when none matches."""
-    name = session.step_prompt("select_column")
-    step = timed_step(session.trace, "operation", "select_column", name)
-    header = table.columns
-    if session.rules.reference_prompts:
-        _, rows = session.view(table)
-        prompt = render(
-            name,
-            table=json_block(table.caption, header, rows),
-            label=session.label.lower(),
-            question=session.question,
-        )
-        union = _ask_selection(session, step, prompt, parse_column_key_paper) or set()
-        chosen = [h for h in header if h.lower() in union]
-    else:
-        union = _columns_efficient(session, step, name, table, given)
-        chosen = [h for h in header if h in union]
+def _columns_kept(step: TraceStep, table: Table, chosen: list[str]) -> StepResult:
     if not chosen:
         return keep(step, "select_column", "f_select_column(*)", table, columns=["*"])
     return keep(
@@ -171,26 +111,114 @@ def select_column(session: Session, table: Table, given: ChainArgument | None) -
     )
 
 
-def _columns_efficient(
-    session: Session, step: TraceStep, name: str, table: Table, given: ChainArgument | None
-) -> set[str]:
-    """The chain's columns when they name columns of the table; else the fallback or a call."""
+def paper_select_row(session: Session, table: Table, given: ChainArgument | None) -> StepResult:
+    """The reference's prompt (caption, stripped table, lower-case label), sampled and voted."""
+    way = session.way("select_row")
+    step = timed_step(session.trace, "operation", "select_row", session.step_prompt("select_row"))
+    numbers, rows = session.view(table)
     prompt = render(
-        name,
-        table=session.shown_block(table),
-        label=session.label,
+        session.step_prompt("select_row"),
+        table=pipe_block(table.caption, table.columns, rows, numbers, stripped=True),
+        label=session.label.lower(),
         question=session.question,
     )
+    picked = _ask_selection(
+        session, step, way, prompt, parse_row_key_paper, sample=session.mode.always_sample,
+        table=table,
+    )  # fmt: skip
+    return _rows_kept(step, table, picked)
+
+
+def row_key(table: Table) -> Key:
+    """Reads an efficient select-row reply into its rows (``("*",)`` for every row)."""
 
     def key(text: str) -> tuple[str, ...] | None:
-        return tuple(match_columns(list_body(text), table.columns)) or None
+        try:
+            found = parse_rows(text, table.num_rows)
+        except ParseError:
+            return None
+        return ("*",) if found is None else tuple(str(i + 1) for i in found)
+
+    return key
+
+
+def efficient_select_row(session: Session, table: Table, given: ChainArgument | None) -> StepResult:
+    """The chain's rows when they name rows of this table; else the fallback or a call."""
+    way = session.way("select_row")
+    name = session.step_prompt("select_row")
+    step = timed_step(session.trace, "operation", "select_row", name)
+    key = row_key(table)
+    picked: set[str] | None = None
+    planned = None
+    if given is not None and given.rows == table.num_rows:  # row numbers of this table
+        planned = from_chain(step, given, key)
+    if planned:
+        picked = set(planned)
+    elif take_fallback(session, step):
+        step.note = "the generated chain names no row; all rows kept, no model call"
+    else:
+        numbers, rows = session.view(table)
+        prompt = render(
+            name,
+            table=pipe_block(None, table.columns, rows, numbers),
+            label=session.label,
+            question=session.question,
+        )
+        reasks = reasks_for(given)
+        picked = _ask_selection(
+            session, step, way, prompt, key, sample=False, reasks=reasks, table=table
+        )
+    return _rows_kept(step, table, picked)
+
+
+def paper_select_column(session: Session, table: Table, given: ChainArgument | None) -> StepResult:
+    """The reference's JSON prompt, sampled and voted; only lower-case names match."""
+    way = session.way("select_column")
+    name = session.step_prompt("select_column")
+    step = timed_step(session.trace, "operation", "select_column", name)
+    _, rows = session.view(table)
+    prompt = render(
+        name,
+        table=json_block(table.caption, table.columns, rows),
+        label=session.label.lower(),
+        question=session.question,
+    )
+    union = _ask_selection(
+        session, step, way, prompt, parse_column_key_paper, sample=session.mode.always_sample,
+        table=table,
+    ) or set()  # fmt: skip
+    return _columns_kept(step, table, [h for h in table.columns if h.lower() in union])
+
+
+def efficient_select_column(
+    session: Session, table: Table, given: ChainArgument | None
+) -> StepResult:
+    """The chain's columns when they name columns of the table; else the fallback or a call."""
+    way = session.way("select_column")
+    name = session.step_prompt("select_column")
+    step = timed_step(session.trace, "operation", "select_column", name)
+
+    def key(text: str) -> tuple[str, ...] | None:
+        return tuple(column_list(text, table.columns)) or None
 
     planned = from_chain(step, given, key)
-    if planned:
-        return set(planned)
-    if take_fallback(session, step):
+    union: set[str] = set()
+    if planned:  # with the columns the chain added, which it could not name
+        union = set(planned) | set(given.added if given is not None else ())
+    elif take_fallback(session, step):
         step.note = (
             "the generated chain names no column of the table; all columns kept, no model call"
         )
-        return set()
-    return _ask_selection(session, step, prompt, key) or set()
+    else:
+        prompt = render(
+            name,
+            table=session.shown_block(table),
+            label=session.label,
+            question=session.question,
+        )
+        reasks = reasks_for(given)
+        picked = _ask_selection(
+            session, step, way, prompt, key, sample=False, reasks=reasks, table=table
+        )
+        union = picked or set()
+    return _columns_kept(step, table, [h for h in table.columns if h in union])

@@ -3,26 +3,33 @@
 A :class:`Session` does not change while the question runs: the evolving table, the
 chain and the group facts are a :class:`~tablereason.methods.chain_of_table.state.ChainState`
 that the run loop replaces after every step, and what the planner remembers lives
-in the :class:`~tablereason.methods.chain_of_table.planner.Planner`.
+in the :class:`~tablereason.methods.chain_of_table.planner.Planner`. Every model call
+goes through the session's :class:`~tablereason.calls.Door` (:meth:`Session.ask`) with a
+:class:`~tablereason.calls.ReplySpec` made from the step's :class:`~.steps.Way`
+(:meth:`Session.spec`), so the prompt, the replies, the re-asks and the constraint are
+in the step's trace record.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypeVar
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from tablereason.errors import ParseError
-from tablereason.llm.base import LLM, Message, Request
+from tablereason.calls import Door, Reply, ReplySpec
+from tablereason.llm.base import LLM
 from tablereason.methods.chain_of_table.large_view import LargeView
-from tablereason.methods.chain_of_table.rules import ProfileRules, rules_for
+from tablereason.methods.chain_of_table.modes import EFFICIENT, Mode
 from tablereason.methods.chain_of_table.settings import ChainOfTableSettings
+from tablereason.methods.chain_of_table.steps import STEPS, Way
 from tablereason.methods.chain_of_table.views import pipe_block, view_rows
-from tablereason.prompts.render import template
+from tablereason.prompts.render import PromptRenderError, template
 from tablereason.trace.record import Trace, TraceStep
 
 if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.llm.constraints import Constraint
     from tablereason.table.value import Table
 
 T = TypeVar("T")
@@ -30,9 +37,21 @@ Task = Literal["tabfact", "wikitq"]
 PROMPTS = "chain_of_table"
 
 
+@cache
+def _prompt_in(folders: tuple[str, ...], name: str) -> str:
+    for folder in folders:
+        full = f"{PROMPTS}/{folder}/{name}"
+        try:
+            template(full)
+        except PromptRenderError:
+            continue
+        return full
+    raise PromptRenderError(f"no Chain-of-Table prompt {name!r} in the folders {list(folders)}")
+
+
 @dataclass(frozen=True)
 class Session:
-    """What stays fixed for one question: model, settings, question, trace, view cache.
+    """What stays fixed for one question: model, settings, mode, question, trace, view cache.
 
     Attributes:
         llm: The model asked.
@@ -42,7 +61,9 @@ class Session:
         add_column_question: The question the reference's add-column prompt shows
             (Dater's cleaned statement, digits masked in the paper profile).
         trace: The question's trace; every step adds to it.
+        mode: The mode the question runs in (:mod:`~tablereason.methods.chain_of_table.modes`).
         large: The large-table mode's view cache, or ``None`` outside that mode.
+        door: The door every model call goes through (made from the other fields).
     """
 
     llm: LLM
@@ -51,12 +72,14 @@ class Session:
     question: str
     add_column_question: str
     trace: Trace
+    mode: Mode = EFFICIENT
     large: LargeView | None = None
+    door: Door = field(init=False)
 
-    @property
-    def rules(self) -> ProfileRules:
-        """The profile's rules (:mod:`~tablereason.methods.chain_of_table.rules`)."""
-        return rules_for(self.settings.profile)
+    def __post_init__(self) -> None:
+        system = template(f"{PROMPTS}/paper/system") if self.settings.chat_messages else None
+        door = Door(self.llm, site=PROMPTS, constrain=self.settings.constrain, system=system)
+        object.__setattr__(self, "door", door)
 
     @property
     def label(self) -> str:
@@ -64,12 +87,33 @@ class Session:
         return "Statement" if self.task == "tabfact" else "Question"
 
     def prompt_name(self, name: str) -> str:
-        """Full template name for a Chain-of-Table prompt."""
-        return f"{PROMPTS}/{name}"
+        """The full template name of the mode's prompt ``name`` (its folders in order).
+
+        Example:
+            >>> from tablereason.llm import ScriptedLLM
+            >>> from tablereason.methods.chain_of_table.modes import LARGE
+            >>> from tablereason.methods.chain_of_table.settings import PROFILES
+            >>> s = Session(ScriptedLLM(replies=[]), PROFILES.get("efficient"), "wikitq",
+            ...             "q", "q", Trace(), mode=LARGE)
+            >>> s.prompt_name("select_row"), s.prompt_name("group_column")
+            ('chain_of_table/large/select_row', 'chain_of_table/efficient/group_column')
+        """
+        return _prompt_in(self.mode.folders, name)
+
+    def prompt_name_in(self, folder: str, name: str) -> str:
+        """The full template name of prompt ``name`` in one mode's ``folder``."""
+        return f"{PROMPTS}/{folder}/{name}"
+
+    def way(self, op: str) -> Way:
+        """How this session's mode runs step ``op``."""
+        return STEPS.get(op).ways[self.mode.name]
 
     def step_prompt(self, op: str) -> str:
-        """Full template name of an operation's prompt in the profile's family."""
-        return self.prompt_name(self.rules.prompt_prefix + op)
+        """Full template name of step ``op``'s prompt in this mode."""
+        prompt = self.way(op).prompt
+        if prompt is None:
+            raise PromptRenderError(f"step {op!r} has no prompt in the {self.mode.name} mode")
+        return self.prompt_name(prompt)
 
     def view(
         self, table: Table, *, max_rows: int | None = None
@@ -83,82 +127,65 @@ class Session:
         first = table.rows(limit)  # only the rows shown are read
         return list(range(1, len(first) + 1)), first
 
-    def shown_block(self, table: Table) -> str:
-        """``table`` as the efficient prompts show it: the view rows, or the large-table summary."""
+    def shown_block(self, table: Table, *, caption: str | None = None) -> str:
+        """``table`` as the efficient and large prompts show it (the mode's view)."""
         if self.large is not None:
-            return self.large.block(table, self.question, budget=self.settings.view_rows)
+            return self.large.block(
+                table, self.question, budget=self.settings.view_rows, caption=caption
+            )
         numbers, rows = self.view(table)
-        return pipe_block(None, table.columns, rows, numbers)
+        return pipe_block(caption, table.columns, rows, numbers)
 
-    def ask(
+    def constrains(self, *, after: bool = False) -> bool:
+        """Whether a grammar for a reply would be sent (the settings and the model allow it)."""
+        return self.door.constrain and self.door.enforces("grammar", after=after)
+
+    def constraint(self, builder: Callable[..., Any] | None, **context: Any) -> Constraint | None:
+        """The constraint ``builder(self, **context)`` makes, when one would be sent."""
+        if builder is None or not self.constrains():
+            return None
+        built: Constraint | None = builder(self, **context)
+        return built
+
+    def spec(
         self,
-        step: TraceStep,
-        prompt: str,
+        way: Way,
+        parse: Callable[[str], T] | None = None,
         *,
+        reasks: int | None = None,
         n: int = 1,
         temperature: float = 0.0,
-        max_tokens: int = 150,
-        stop: Sequence[str] = (),
-    ) -> list[str]:
-        """Send one request; add its completions and usage to ``step``; return the texts."""
-        common = {
-            "n": n,
-            "temperature": temperature,
-            "max_tokens": max_tokens,
-            "stop": tuple(stop),
-            "seed": self.settings.seed if temperature > 0 else None,
-            "call_site": f"{PROMPTS}/{step.name}",
-        }
-        if self.settings.chat_messages:
-            system = template(self.prompt_name("system"))
-            request = Request(
-                messages=(
-                    Message(role="system", content=system),
-                    Message(role="user", content=prompt),
-                ),
-                **common,  # type: ignore[arg-type]
-            )
-        else:
-            request = Request(prompt=prompt, **common)  # type: ignore[arg-type]
-        completion = self.llm.complete(request)
-        step.usage = step.usage + completion.usage
-        texts = completion.texts or [""]
-        step.raw.extend(texts)
-        return texts
+        rows: int = 0,
+        max_tokens: int | None = None,
+        **context: Any,
+    ) -> ReplySpec[T]:
+        """The reply spec of one call of ``way``: its limits, the parser, the constraint.
 
-    def ask_parsed(
-        self,
-        step: TraceStep,
-        prompt: str,
-        parse: Callable[[str], T],
-        *,
-        max_tokens: int,
-        stop: Sequence[str] = (),
-    ) -> T | None:
-        """Ask once, parse, and re-ask up to ``settings.repairs`` times on a parse failure.
-
-        A re-ask appends the failed reply, what was wrong, and the prompt's last line, so
-        the prompt prefix stays the same. Returns ``None`` (with ``step.error`` set) when
-        every attempt fails.
+        Args:
+            way: The step's way in this mode.
+            parse: The reply's parser (``None``: the texts as they are).
+            reasks: Re-asks allowed (default: ``settings.repairs``).
+            n: Completions asked for.
+            temperature: Sampling temperature.
+            rows: Rows the call asks about (``way.per_row`` tokens each).
+            max_tokens: The token limit, when not the way's.
+            **context: What the way's constraint builder needs.
         """
-        current = prompt
-        for attempt in range(self.settings.repairs + 1):
-            text = self.ask(step, current, max_tokens=max_tokens, stop=stop)[0]
-            try:
-                value = parse(text)
-            except ParseError as err:
-                step.error = f"{err} (expected: {err.expected})"
-                cue = prompt.rsplit("\n", 1)[-1]
-                current = (
-                    f"{prompt}{text}\n\nThat reply could not be read: {err}. "
-                    f"Expected: {err.expected}. Answer again.\n{cue}"
-                )
-                continue
-            if attempt:
-                step.note = f"parsed after {attempt} re-ask(s); first error: {step.error}"
-                step.error = None
-            return value
-        return None
+        constraint = self.constraint(way.constraint_builder, **context)
+        return ReplySpec(
+            parse=parse,
+            constraint=constraint,
+            reasks=self.settings.repairs if reasks is None else reasks,
+            max_tokens=(way.max_tokens if max_tokens is None else max_tokens) + way.per_row * rows,
+            stop=way.stop,
+            n=n,
+            temperature=temperature,
+            seed=self.settings.seed,
+        )
+
+    def ask(self, step: TraceStep, prompt: str, spec: ReplySpec[T]) -> Reply[T]:
+        """One call through the door; its prompt, replies, usage and re-asks go to ``step``."""
+        return self.door.ask(step, prompt, spec)
 
 
 def timed_step(trace: Trace, kind: str, name: str, prompt_name: str | None = None) -> TraceStep:

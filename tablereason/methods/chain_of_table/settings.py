@@ -1,9 +1,10 @@
 """Chain-of-Table settings and the two named profiles, ``paper`` and ``efficient``.
 
-``paper`` reproduces the published code's behaviour (REFERENCE.md section 1);
-``efficient`` is the same method with the reference's bugs fixed and its costs cut.
-The differences that are whole rules rather than knobs are in
-:mod:`~tablereason.methods.chain_of_table.rules`; docs/chain_of_table.md lists every
+``paper`` reproduces the published code's behaviour (google-research/chain-of-table;
+docs/chain_of_table.md describes it); ``efficient`` is the same method with the
+reference's bugs fixed and its costs cut. The differences that are whole ways of doing
+a step rather than knobs are the modes of
+:mod:`~tablereason.methods.chain_of_table.modes`; docs/chain_of_table.md lists every
 difference.
 """
 
@@ -56,6 +57,11 @@ class ChainOfTableSettings(BaseModel):
             rules assume lower-case text, as TabFact has).
         mask_digits: Replace digit runs with ``_`` in the add-column question (reference).
         seed: Seed sent with sampled requests, so runs replay exactly.
+        constrain: Send each reply's constraint (built from the table and the chain so
+            far: the operations the graph allows, column names, row numbers, SQL over
+            the table's columns, the answer's form) to models that enforce it; others
+            are asked as without. The paper profile asks as the reference does, so it
+            sends none unless this is set.
         large_table_rows: Input tables with more rows than this run in the
             large-table mode (a bounded view computed in DuckDB, conditions and
             expressions over every row; see
@@ -84,6 +90,7 @@ class ChainOfTableSettings(BaseModel):
     lowercase_wikitq: bool = False
     mask_digits: bool = False
     seed: int | None = 0
+    constrain: bool = True
     large_table_rows: int | None = Field(default=1000, ge=1)
 
 
@@ -107,6 +114,7 @@ PROFILES.register(
         chat_messages=True,
         lowercase_wikitq=True,
         mask_digits=True,
+        constrain=False,
         large_table_rows=None,
     ),
 )

@@ -1,6 +1,7 @@
 """Text views of tables for Chain-of-Table prompts, and the reference's value rules.
 
-* :func:`pipe_block` renders the PIPE form wrapped in ``/*`` ... ``*/`` (REFERENCE.md 1.3),
+* :func:`pipe_block` renders the PIPE form wrapped in ``/*`` ... ``*/`` (as
+  google-research/chain-of-table ``utils/helper.py`` does),
   optionally for a subset of rows labelled with their real positions;
 * :func:`json_block` renders the JSON form of the reference's select-column prompt;
 * :func:`group_block` renders the group sub-table shown to the final query;
@@ -87,7 +88,7 @@ def pipe_block(
 
 
 def json_block(caption: str | None, header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    r"""The reference's JSON table block for column selection (REFERENCE.md 1.6.3).
+    r"""The reference's JSON table block for column selection (its ``select_column``).
 
     The caption and column list are printed as they are; each column line (name then
     every cell) is one ``json.dumps`` line, so non-ASCII text in it is escaped.

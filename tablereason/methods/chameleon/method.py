@@ -35,10 +35,12 @@ from tablereason.methods.chameleon.planner import (
 )
 from tablereason.methods.chameleon.session import ChainRun
 from tablereason.methods.chameleon.settings import profile_settings
+from tablereason.methods.constraints.tools import module_list
 from tablereason.prompts.render import render, template_hash, template_names
 from tablereason.trace.record import Prediction, Trace, TraceStep
 
 if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.llm.constraints import Constraint
     from tablereason.sandbox.python import PythonSandbox
     from tablereason.table.value import Table
     from tablereason.tools.base import Tool
@@ -222,6 +224,12 @@ class Chameleon:
             question=cache.question, metadata=scienceqa_modules.metadata_text(cache.metadata),
         )  # fmt: skip
 
+    def _plan_constraint(self, run: ChainRun) -> Constraint | None:
+        """The planner's reply: a list of this task's module names (built only when sent)."""
+        if not run.door.enforces("grammar"):
+            return None
+        return module_list(task_modules(self.task))
+
     def _plan(self, run: ChainRun) -> list[str]:
         step = run.step("planner", kind="plan")
         if self.fixed_plan is not None:
@@ -230,8 +238,8 @@ class Chameleon:
         else:
             prompt = self.planner_prompt(run.cache)
             reply = run.ask(step, prompt, prompt_name=f"{self.task}_planner",
-                            max_tokens=self.settings.planner_max_tokens,
-                            stop=("\n\n",))  # fmt: skip
+                            max_tokens=self.settings.planner_max_tokens, stop=("\n\n",),
+                            constraint=self._plan_constraint(run))  # fmt: skip
             plan, parsed, problem = choose_plan(reply, self.task, self.settings)
             run.cache.records["modules:input"] = prompt
             step.error = f"{problem}; using the default plan" if problem else None

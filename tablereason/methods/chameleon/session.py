@@ -1,7 +1,8 @@
 """One example's run: the model, settings, cache, trace and tools that modules share.
 
 Modules are plain functions ``(ChainRun) -> None``. They ask the model through
-:meth:`ChainRun.ask`, which records every completion in the module's trace step.
+:meth:`ChainRun.ask`, the run's :class:`~tablereason.calls.Door`, which records the
+prompt, every completion and the usage in the module's trace step.
 
 Example:
     >>> from tablereason.llm import ScriptedLLM
@@ -19,12 +20,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tablereason.llm.base import LLM, Request
+from tablereason.calls import Door, ReplySpec
+from tablereason.llm.base import LLM
 from tablereason.methods.chameleon.cache import ChameleonCache
 from tablereason.methods.chameleon.settings import ChameleonSettings
 from tablereason.trace.record import Trace, TraceStep
 
 if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.llm.constraints import Constraint
     from tablereason.sandbox.limits import ExecResult
     from tablereason.sandbox.python import PythonSandbox
     from tablereason.tools.base import Tool
@@ -44,6 +47,8 @@ class ChainRun:
         sandbox: Sandbox pool for programs (the shared default when None).
         executions: Program results by program text, so an executor reuses the run
             the verifier already made.
+        door: The door every model call goes through (made from ``llm`` and the
+            settings).
     """
 
     llm: LLM
@@ -53,6 +58,10 @@ class ChainRun:
     tools: dict[str, Tool] = field(default_factory=dict)
     sandbox: PythonSandbox | None = None
     executions: dict[str, ExecResult] = field(default_factory=dict)
+    door: Door = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.door = Door(self.llm, site="chameleon", constrain=self.settings.constrain)
 
     @property
     def paper(self) -> bool:
@@ -77,24 +86,23 @@ class ChainRun:
         max_tokens: int,
         temperature: float = 0.0,
         stop: tuple[str, ...] = (),
+        constraint: Constraint | None = None,
     ) -> str:
         """Ask the model once and return the stripped text (as the published client does).
 
-        The completion and its usage are recorded on ``step``.
+        The prompt, the completion and its usage are recorded on ``step``. A
+        ``constraint`` is sent where the model enforces it and the settings allow; a
+        reply that breaks it is re-asked once.
         """
-        completion = self.llm.complete(
-            Request(
-                prompt=prompt,
-                temperature=temperature,
-                max_tokens=max_tokens,
-                stop=stop,
-                call_site=f"chameleon/{step.name}",
-            )
-        )
         step.prompt_name = f"chameleon/{prompt_name}"
-        step.raw.append(completion.text)
-        step.usage = step.usage + completion.usage
-        return completion.text.strip()
+        spec: ReplySpec[str] = ReplySpec(
+            constraint=constraint,
+            reasks=1 if constraint is not None and self.door.constrain else 0,
+            max_tokens=max_tokens,
+            stop=stop,
+            temperature=temperature,
+        )
+        return self.door.ask(step, prompt, spec).text.strip()
 
     def record(self, module: str, given: Any, output: Any) -> None:
         """Keep ``<module>:input`` and ``<module>:output`` in the cache records."""

@@ -70,6 +70,9 @@ class ChameleonSettings(BaseModel):
             the paper leaves that to scoring).
         cot_caption: Show the image caption in the ScienceQA chain-of-thought prompt (the
             released ChatGPT chain-of-thought run did).
+        constrain: Send the planner's reply constraint (a list of the task's module
+            names) to models that enforce it. The paper profile asks as the published
+            code does: off unless set.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -99,6 +102,7 @@ class ChameleonSettings(BaseModel):
     ocr_format: OCRFormat = "texts"
     match_options: bool = True
     cot_caption: bool = False
+    constrain: bool = True
 
 
 def profile_settings(profile: str, task: str, **overrides: Any) -> ChameleonSettings:
@@ -130,6 +134,7 @@ def profile_settings(profile: str, task: str, **overrides: Any) -> ChameleonSett
             "ocr_format": "published",
             "match_options": False,
             "cot_caption": True,
+            "constrain": False,
         }
     elif profile == "default":
         base = {"profile": "default", "program": RetrySettings(patience=3)}

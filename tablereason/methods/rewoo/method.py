@@ -27,14 +27,15 @@ Example:
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tablereason.calls import Door, ReplySpec
 from tablereason.errors import ConfigurationError, ParseError, TableReasonError
-from tablereason.llm.base import LLM, Request
+from tablereason.llm.base import LLM
+from tablereason.methods.constraints.tools import rewoo_plan
 from tablereason.methods.rewoo.evidence import worker_log
 from tablereason.methods.rewoo.parse import (
     ParsedPlan,
@@ -61,6 +62,7 @@ from tablereason.trace.record import Prediction, Trace, TraceStep
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.datasets import Example
+    from tablereason.llm.constraints import Constraint
 
 
 class ReWOOSettings(BaseModel):
@@ -88,6 +90,10 @@ class ReWOOSettings(BaseModel):
         stop: Planner stop strings (the default stops at the blank line that ends a
             plan in the demos, or before a new question).
         solver_stop: Solver stop strings (the default answer is one line).
+        constrain: Send the plan's constraint (``Plan:`` lines and ``#E<n> =
+            Tool[input]`` lines naming the method's tools, numbered in order, within
+            ``max_steps``) to models that enforce it. The paper profile asks as the
+            reference does: off unless set.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -106,6 +112,7 @@ class ReWOOSettings(BaseModel):
     attempts: int = Field(default=1, ge=1)
     stop: tuple[str, ...] = ("\nQuestion:", "\n\n")
     solver_stop: tuple[str, ...] = ("\n",)
+    constrain: bool = True
 
 
 PROFILES: Registry[ReWOOSettings] = Registry("ReWOO profile")
@@ -126,6 +133,7 @@ PROFILES.register(
         attempts=3,
         stop=(),
         solver_stop=(),
+        constrain=False,
     ),
 )
 
@@ -194,6 +202,7 @@ class ReWOO:
         self.demos = (
             demos if demos is not None else render(f"rewoo/{self.settings.demo_set}_{self.task}")
         )
+        self.door = Door(llm, site="rewoo", constrain=self.settings.constrain)
         self.workers = Workers(
             self.tools,
             paper=self.settings.profile == "paper",
@@ -276,26 +285,39 @@ class ReWOO:
             return Prediction(answer=answer, trace=trace)
         return Prediction(answer="", trace=trace, error=last_error)
 
+    def _ask(self, step: TraceStep, prompt: str, spec: ReplySpec[str], site: str) -> str:
+        """One call through the door, timed on ``step``; the reply's text."""
+        step.start()
+        try:
+            return self.door.ask(step, prompt, spec, site=site).text
+        finally:
+            step.stop()
+
+    def _plan_constraint(self) -> Constraint | None:
+        """The plan's grammar (built only when it would be sent)."""
+        if not self.door.enforces("grammar"):
+            return None
+        steps = self.settings.max_steps or 9  # the reference reads #E1 to #E9
+        return rewoo_plan([t.name for t in self.tools], steps=steps)
+
     def _attempt(self, example: Example | str, trace: Trace, attempt: int) -> str:
         task_text = self.task_text(example)
         prompt = self.planner_prompt(task_text)
-        started = time.perf_counter()
-        completion = self.llm.complete(
-            Request(
-                prompt=prompt,
-                temperature=self.settings.temperature,
-                max_tokens=self.settings.planner_max_tokens,
-                stop=self._planner_stop(),
-                call_site="rewoo/planner",
-            )
-        )
-        reply = completion.text if self._paper else "Plan:" + completion.text
         prefix = "rewoo/paper_" if self._paper else "rewoo/"
         step = trace.add(TraceStep(
-            kind="plan", name="planner", prompt_name=prefix + "planner", raw=[completion.text],
-            usage=completion.usage, duration_s=time.perf_counter() - started,
+            kind="plan", name="planner", prompt_name=prefix + "planner",
             arguments={"attempt": attempt},
         ))  # fmt: skip
+        constraint = self._plan_constraint()
+        spec: ReplySpec[str] = ReplySpec(
+            constraint=constraint,
+            reasks=1 if constraint is not None else 0,
+            max_tokens=self.settings.planner_max_tokens,
+            stop=self._planner_stop(),
+            temperature=self.settings.temperature,
+        )
+        text = self._ask(step, prompt, spec, "rewoo/planner")
+        reply = text if self._paper else "Plan:" + text
         try:
             plan = parse_worker_plan_paper(reply) if self._paper else parse_worker_plan(reply)
         except ParseError as err:
@@ -311,29 +333,23 @@ class ReWOO:
         evidence = self.workers.run(plan, trace)
         worker_log = self._worker_log(plan, evidence, task_text)
         solver_prompt = self.solver_prompt(task_text, worker_log)
-        started = time.perf_counter()
-        completion = self.llm.complete(
-            Request(
-                prompt=solver_prompt,
-                temperature=self.settings.temperature,
-                max_tokens=self.settings.solver_max_tokens,
-                stop=self.settings.solver_stop,
-                call_site="rewoo/solver",
-            )
+        solver = trace.add(TraceStep(kind="answer", name="solver", prompt_name=prefix + "solver"))
+        spec = ReplySpec[str](
+            max_tokens=self.settings.solver_max_tokens,
+            stop=self.settings.solver_stop,
+            temperature=self.settings.temperature,
         )
-        raw = completion.text
+        raw = self._ask(solver, solver_prompt, spec, "rewoo/solver")
         note = None
         if self._paper and self.task == "hotpotqa":
             answer = raw.strip("\n")
         else:
             answer, note = self._answer(raw, example, plan, evidence)
         if not answer.strip() and not self._paper:
-            return self._fallback(example, task_text, raw, completion.usage, started, note, trace)
-        trace.add(TraceStep(
-            kind="answer", name="solver", prompt_name=prefix + "solver", raw=[raw],
-            arguments={"answer": answer}, usage=completion.usage,
-            duration_s=time.perf_counter() - started, note=note,
-        ))  # fmt: skip
+            solver.error = note or "no answer"
+            return self._fallback(example, task_text, trace)
+        solver.arguments["answer"] = answer
+        solver.note = note
         return answer
 
     def _planner_stop(self) -> tuple[str, ...]:
@@ -341,39 +357,20 @@ class ReWOO:
         bound = self.settings.max_steps
         return self.settings.stop + ((f"\n#E{bound + 1}",) if bound is not None else ())
 
-    def _fallback(
-        self,
-        example: Example | str,
-        task_text: str,
-        raw: str,
-        usage: Any,
-        started: float,
-        note: str | None,
-        trace: Trace,
-    ) -> str:
+    def _fallback(self, example: Example | str, task_text: str, trace: Trace) -> str:
         """Default profile: the solver gave no answer, so ask the question once without evidence."""
-        trace.add(TraceStep(
-            kind="answer", name="solver", prompt_name="rewoo/solver", raw=[raw], usage=usage,
-            duration_s=time.perf_counter() - started, error=note or "no answer",
-        ))  # fmt: skip
-        short = _one_line(task_text)
-        started = time.perf_counter()
-        completion = self.llm.complete(
-            Request(
-                prompt=render("rewoo/fallback", short_question=short),
-                temperature=self.settings.temperature,
-                max_tokens=self.settings.solver_max_tokens,
-                stop=("\nQ:",),
-                call_site="rewoo/fallback",
-            )
-        )
-        answer = final_answer(completion.text, example, self.task)
-        trace.add(TraceStep(
-            kind="answer", name="fallback", prompt_name="rewoo/fallback", raw=[completion.text],
-            arguments={"answer": answer}, usage=completion.usage,
-            duration_s=time.perf_counter() - started,
+        step = trace.add(TraceStep(
+            kind="answer", name="fallback", prompt_name="rewoo/fallback",
             note="the solver gave no answer; asked the question without evidence",
         ))  # fmt: skip
+        spec = ReplySpec[str](
+            max_tokens=self.settings.solver_max_tokens,
+            stop=("\nQ:",),
+            temperature=self.settings.temperature,
+        )
+        prompt = render("rewoo/fallback", short_question=_one_line(task_text))
+        answer = final_answer(self._ask(step, prompt, spec, "rewoo/fallback"), example, self.task)
+        step.arguments["answer"] = answer
         return answer
 
     def _answer(

@@ -1,0 +1,334 @@
+r"""The constraints of Chain-of-Table's replies, built from the table and the chain so far.
+
+Each builder takes the :class:`~.session.Session` and what the step knows, and returns
+the :class:`~tablereason.llm.Grammar` its reply must match; the step table
+(:data:`~.steps.STEP_TABLE`) and the modes name them. Only a decision is constrained:
+
+- the plan: a chain that starts with an operation the graph allows now (or ``<END>``
+  when it may end), continues only along the graph, skipped operations left out, and
+  ends with ``<END>``; every call carries its arguments: row numbers the table has (or
+  ``*``), column names of the table exactly, the two sort orders; in the large-table
+  mode a condition or expression in SQL over the table's columns
+  (:mod:`tablereason.methods.constraints.sql`);
+- each step's own reply: rows, columns, a group column, a sort column and order, one
+  value per asked row, a condition, an expression;
+- the final answer: ``YES``/``NO`` for TabFact, the ``a | b`` list for WikiTQ.
+
+The paper mode's replies explain first; its grammars constrain only the slot after the
+reference's marker (``f_row([``, ``f_col([``, ``f_group(``, ``f_sort(``), and are sent
+only when the paper profile is asked to constrain.
+
+Example:
+    >>> from tablereason.llm.constraints import satisfies
+    >>> from tablereason.table import Table
+    >>> t = Table.from_records(["player", "points"], [["ann", "12"], ["bo", "9"]])
+    >>> g = chain_grammar(["select_row", "sort_column"], set(), t.columns, t.num_rows)
+    >>> satisfies(g, ' f_select_row(row 2) -> f_sort_column(points, large to small) -> <END>')
+    True
+    >>> satisfies(g, ' f_select_row(row 3) -> <END>')
+    False
+    >>> satisfies(g, ' f_group_column(player) -> <END>')
+    False
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from tablereason.llm.constraints import Grammar
+from tablereason.llm.constraints.gbnf import Ref, Repeat
+from tablereason.methods.chain_of_table.parse import SORT_ORDERS, shown
+from tablereason.methods.chain_of_table.steps import END, GRAPH
+from tablereason.methods.constraints.parts import (
+    Chars,
+    Expr,
+    Rules,
+    alt,
+    grammar,
+    listed,
+    numbers,
+    one_of,
+    optional,
+    seq,
+    text_of,
+)
+from tablereason.methods.constraints.sql import (
+    CLOSED_VALUES,
+    Column,
+    condition_rules,
+    expression_rules,
+)
+from tablereason.operations import table_profile
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.methods.chain_of_table.session import Session
+    from tablereason.methods.chain_of_table.state import ChainState
+    from tablereason.table.value import Table
+
+MOST_ROWS = 12
+"""Most rows a selection lists (more: ``*``, every row)."""
+MOST_COLUMNS = 6
+"""Most columns a selection lists."""
+NAME_CHARS = 24
+"""Longest name of a new column."""
+VALUE_CHARS = 16
+"""Longest value of a new column's cell (a part of a cell: a year, a number, a name)."""
+ANSWER_ITEMS = 10
+"""Most items of a WikiTQ answer."""
+
+_LETTER = Chars(((65, 90), (97, 122)))
+_WORD = Chars(((48, 57), (65, 90), (97, 122), (95, 95)))
+_NAME = seq(_LETTER, Repeat(_WORD, 0, 11), Repeat(seq(" ", Repeat(_WORD, 1, 12)), 0, 2))
+"""A new column's name: up to three words of letters, digits and ``_``, a letter first."""
+_END_LINE = optional("\n")
+
+
+# ----------------------------------------------------------------------------- pieces
+
+
+def _rows(count: int) -> Expr:
+    """``*``, or ``row i`` items for rows that exist."""
+    if count < 1:
+        return Chars(((42, 42),))
+    return alt("*", listed(seq("row ", numbers(1, count)), ", ", most=MOST_ROWS))
+
+
+def _columns(columns: Sequence[str]) -> Expr:
+    """A column of the table as the efficient prompts show it (on one line)."""
+    return one_of(list(dict.fromkeys(shown(c) for c in columns)))
+
+
+def _raw_columns(columns: Sequence[str]) -> Expr:
+    """A column exactly as the table names it (the paper mode's replies have no stop)."""
+    return one_of(list(columns))
+
+
+def _order() -> Expr:
+    return one_of(list(SORT_ORDERS))
+
+
+def _calls(columns: Sequence[str], rows: int, *, column: Expr) -> dict[str, Expr]:
+    """The call of each operation in a chain over a table with ``columns`` and ``rows``."""
+    return {
+        "add_column": seq("f_add_column(", _NAME, ")"),
+        "select_row": seq("f_select_row(", _rows(rows), ")"),
+        "select_column": seq("f_select_column(", listed(column, ", ", most=MOST_COLUMNS), ")"),
+        "group_column": seq("f_group_column(", column, ")"),
+        "sort_column": seq("f_sort_column(", column, ", ", _order(), ")"),
+    }
+
+
+def _chain(
+    allowed: Sequence[str], skipped: set[str], calls: Mapping[str, Expr], rules: Rules
+) -> Rules:
+    """Chain rules: ``allowed`` first, then along the graph to ``<END>``.
+
+    Every call names only what the table has now: a column the chain's own add_column
+    makes cannot be named by its later calls (a grammar cannot refer back to the name it
+    was given); the step that follows keeps such a column (see ``ChainArgument.added``).
+    """
+
+    def then(op: str) -> Ref:
+        name = f"chain-{op.replace('_', '-')}"  # llama.cpp reads letters, digits and dashes
+        if name not in rules:  # the graph is a DAG: no rule refers back to itself
+            options: list[Expr | str] = []
+            for nxt in GRAPH[op]:
+                if nxt == END:
+                    options.append(" -> <END>")
+                elif nxt not in skipped:
+                    options.append(seq(" -> ", calls[nxt], then(nxt)))
+            rules[name] = alt(*options)
+        return Ref(name)
+
+    first: list[Expr | str] = []
+    for op in allowed:
+        if op == END:
+            first.append("<END>")
+        else:
+            first.append(seq(calls[op], then(op)))
+    rules["root"] = seq(optional(" "), alt(*first), _END_LINE)
+    return rules
+
+
+def chain_grammar(
+    allowed: Sequence[str],
+    skipped: set[str],
+    columns: Sequence[str],
+    rows: int,
+    *,
+    sql: Sequence[Column] | None = None,
+) -> Grammar:
+    """The grammar of a generated chain (see the module text).
+
+    Args:
+        allowed: The operations allowed now (``<END>`` included when it may end).
+        skipped: Operations skipped so far (never offered again).
+        columns: The table's column names.
+        rows: The table's row count.
+        sql: The large-table mode: the columns as SQL sees them; select_row then takes
+            ``where`` a condition and add_column ``name = expression``.
+    """
+    rules: Rules = {}
+    calls = _calls(columns, rows, column=_columns(columns))
+    if sql is not None:
+        rules.update(expression_rules(sql, root="sql-expression"))
+        where = seq("f_select_row(", alt("*", seq("where ", Ref("cond"))), ")")
+        add = seq("f_add_column(", _NAME, " = ", Ref("sql-expression"), ")")
+        calls["select_row"], calls["add_column"] = where, add
+    return grammar(_chain(allowed, skipped, calls, rules))
+
+
+def _skipped(state: ChainState) -> set[str]:
+    return {e.op for e in state.chain if not e.kept}
+
+
+# ----------------------------------------------------------------------------- the plan
+
+
+def plan(session: Session, *, allowed: list[str], state: ChainState) -> Grammar:
+    """The efficient plan: a chain over the current table's rows and columns."""
+    table = state.table
+    return chain_grammar(allowed, _skipped(state), table.columns, table.num_rows)
+
+
+def large_plan(session: Session, *, allowed: list[str], state: ChainState) -> Grammar:
+    """The large-table plan: conditions and expressions in SQL over the table's columns."""
+    table = state.table
+    return chain_grammar(
+        allowed, _skipped(state), table.columns, table.num_rows, sql=sql_columns(session, table)
+    )
+
+
+def paper_plan(session: Session, *, allowed: list[str], state: ChainState) -> Grammar:
+    """The reference's plan: allowed operations along the graph; arguments are free text."""
+    free = seq("(", text_of("()\n", least=0, most=80), ")")
+    calls = {op: seq(f"f_{op}", free) for op in GRAPH if op != "<init>"}
+    return grammar(_chain(allowed, _skipped(state), calls, {}))
+
+
+# ----------------------------------------------------------------------------- the steps
+
+
+def rows(session: Session, *, table: Table) -> Grammar:
+    """The efficient select-row reply, after ``f_row([``: rows of the table, or ``*``."""
+    return grammar({"root": seq(_rows(table.num_rows), optional("])"))})
+
+
+def columns(session: Session, *, table: Table) -> Grammar:
+    """The efficient select-column reply, after ``f_col([``: columns of the table."""
+    return grammar(
+        {"root": seq(listed(_columns(table.columns), ", ", most=MOST_COLUMNS), optional("])"))}
+    )
+
+
+def group(session: Session, *, table: Table) -> Grammar:
+    """The efficient group reply, after ``f_group(``: one column of the table."""
+    return grammar({"root": seq(_columns(table.columns), optional(")"), _END_LINE)})
+
+
+def sort(session: Session, *, table: Table) -> Grammar:
+    """The efficient sort reply, after ``f_sort(``: a column and one of the two orders."""
+    order = seq('), the order is "', _order(), '".')
+    return grammar({"root": seq(_columns(table.columns), order, _END_LINE)})
+
+
+def add_column_rows(session: Session, *, numbers: Sequence[int], named: bool) -> Grammar:
+    """The efficient add-column reply: a name unless given, then ``row i : value`` per row."""
+    first = Chars(((10, 10), (32, 32), (124, 124)), negated=True)
+    value = seq(first, text_of("\n|", least=0, most=VALUE_CHARS - 1))
+    lines = [seq(f"row {n} : ", value) for n in numbers]
+    body: list[Expr | str] = []
+    for i, line in enumerate(lines):
+        body += [line] if i == 0 else ["\n", line]
+    head: list[Expr | str] = [] if named else [" ", _NAME, "\n"]
+    return grammar({"root": seq(*head, *body, Repeat(seq("\n"), 0, 2))})
+
+
+def condition(session: Session, *, table: Table) -> Grammar:
+    """The large select-row reply, after ``f_select_row(where``: a condition, or ``*``."""
+    rules = condition_rules(sql_columns(session, table), root="cond")
+    rules["root"] = seq(" ", alt(Ref("cond"), "*"), optional(")"), _END_LINE)
+    return grammar(rules)
+
+
+def column_expression(session: Session, *, table: Table) -> Grammar:
+    """The large add-column reply, after ``f_add_column(``: ``name = expression``."""
+    rules = expression_rules(sql_columns(session, table), root="sql-expression")
+    rules["root"] = seq(_NAME, " = ", Ref("sql-expression"), optional(")"), _END_LINE)
+    return grammar(rules)
+
+
+def verdict(session: Session, *, task: str) -> Grammar:
+    """The TabFact answer, after ``The answer is:``: ``YES`` or ``NO``."""
+    return grammar({"root": seq(" ", one_of(["YES", "NO"]), _END_LINE)})
+
+
+def answers(session: Session, *, task: str) -> Grammar:
+    """The WikiTQ answer, after ``The answer is:``: short items separated by `` | ``."""
+    item = seq(
+        Chars(((32, 32), (124, 124), (10, 10)), negated=True), text_of("|\n", least=0, most=79)
+    )
+    return grammar({"root": seq(" ", listed(item, " | ", most=ANSWER_ITEMS), _END_LINE)})
+
+
+def paper_rows(session: Session, *, table: Table) -> Grammar:
+    """The reference's select-row reply: free text, then rows after ``f_row([``."""
+    return grammar({"root": seq(_rows(table.num_rows), "])")}, after="f_row([")
+
+
+def paper_columns(session: Session, *, table: Table) -> Grammar:
+    """The reference's select-column reply: free text, then lower-case names after ``f_col([``.
+
+    The reference matches only lower-case names, so those are what the slot offers.
+    """
+    names = _columns([c.lower() for c in table.columns])
+    return grammar({"root": seq(listed(names, ", ", most=MOST_COLUMNS), "])")}, after="f_col([")
+
+
+def paper_group(session: Session, *, table: Table) -> Grammar:
+    """The reference's group reply: free text, then a column after ``f_group(``."""
+    return grammar(
+        {"root": seq(_raw_columns(table.columns), ")", optional("."))}, after="f_group("
+    )
+
+
+def paper_sort(session: Session, *, table: Table) -> Grammar:
+    """The reference's sort reply: free text (the datatype), then column and order."""
+    tail = seq('), the order is "', _order(), '".')
+    return grammar({"root": seq(_raw_columns(table.columns), tail)}, after="f_sort(")
+
+
+def paper_verdict(session: Session, *, task: str) -> Grammar:
+    """The reference's TabFact answer: ``yes`` or ``no``, as the reference reads it."""
+    return grammar({"root": seq(optional(" "), one_of(["yes", "no", "YES", "NO"]))})
+
+
+# ----------------------------------------------------------------------------- SQL columns
+
+
+def sql_columns(session: Session, table: Table) -> list[Column]:
+    """The table's columns for the SQL grammars: their types, and the values of few-valued text.
+
+    Computed in DuckDB (the large view's column profiles, reused; one group query per
+    text column with at most :data:`~tablereason.methods.constraints.sql.CLOSED_VALUES`
+    distinct values) and kept for the run, per table.
+    """
+    memo = session.large.grammar_columns if session.large is not None else {}
+    cached = memo.get(id(table))
+    if cached is not None and cached[0] is table:
+        return list(cached[1])
+    cache = session.large.profiles if session.large is not None else None
+    summary = table_profile.profile(table, examples=3, cache=cache)
+    out = []
+    for profile in summary.columns:
+        values: tuple[str, ...] = ()
+        if profile.type == "text" and profile.distinct <= CLOSED_VALUES:
+            counts, distinct, _ = table_profile.group_summary(
+                table, profile.name, limit=CLOSED_VALUES
+            )
+            if distinct <= CLOSED_VALUES:
+                values = tuple(v for v, _ in counts if v.strip())
+        out.append(Column(profile.name, profile.type, values))
+    memo[id(table)] = (table, tuple(out))
+    return out

@@ -1,0 +1,174 @@
+"""Chain-of-Table with constraints: what is sent, what a broken one costs, the paper profile.
+
+A scripted model that declares it enforces constraints (``Enforcing``) gets every
+constraint the door would send to such a model, and checks its own replies against
+them, as a server that ignores constraints would be caught: a reply that breaks one
+is re-asked and counted.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from cot_helpers import fixture_table, load_fixture
+
+from tablereason.llm import Capabilities, Grammar, Request, ScriptedLLM, satisfies
+from tablereason.methods import ChainOfTable
+from tablereason.table import Table
+
+IOWA = load_fixture("tabfact")[0]  # date | site | sport | winning team | series
+
+
+class Enforcing(ScriptedLLM):
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(
+            constraints=frozenset({"choice", "regex", "json", "grammar"}), after=True
+        )
+
+
+def scripted(replies: dict[str, list[str]], *, enforcing: bool = True) -> ScriptedLLM:
+    """Replies by call site, in order (the last repeats)."""
+    calls: dict[str, int] = {}
+
+    def reply(request: Request) -> str | list[str]:
+        site = request.call_site.rsplit("/", 1)[-1]
+        index = calls[site] = calls.get(site, -1) + 1
+        texts = replies[site]
+        text = texts[min(index, len(texts) - 1)]
+        return [text] * request.n if request.n > 1 else text
+
+    return (Enforcing if enforcing else ScriptedLLM)(fn=reply)
+
+
+def test_an_efficient_constrained_run_sends_a_grammar_with_every_decision() -> None:
+    chain = " f_select_row(row 1, row 3) -> f_select_column(site, sport) -> <END>"
+    llm = scripted({"plan": [chain], "final_query": [" YES"]})
+    pred = ChainOfTable(llm, task="tabfact").run(fixture_table(IOWA), IOWA["question"])
+    assert pred.answer == "yes" and pred.error is None
+    assert len(llm.requests) == 2  # the chain's arguments are used: plan and answer only
+    plan, final = llm.requests
+    assert isinstance(plan.constraint, Grammar) and plan.max_tokens == 128
+    assert satisfies(final.constraint, " NO") and not satisfies(final.constraint, " maybe")
+    steps = pred.trace.steps
+    assert steps[1].constraint == "the given GBNF grammar" and steps[1].violations == 0
+    assert steps[-1].table.columns == ["site", "sport"] and steps[-1].table.num_rows == 2
+
+
+def test_a_reply_that_breaks_its_grammar_is_re_asked_and_counted() -> None:
+    llm = scripted({
+        "plan": [" f_select_row(row 99) -> <END>", " f_select_row(row 2) -> <END>"],
+        "final_query": [" perhaps", " NO"],
+    })  # fmt: skip
+    pred = ChainOfTable(llm, task="tabfact").run(fixture_table(IOWA), IOWA["question"])
+    plan = pred.trace.steps[1]
+    assert (plan.violations, plan.reasks) == (1, 1) and "breaks its constraint" in plan.prompts[1]
+    final = pred.trace.steps[-1]
+    assert (final.violations, final.reasks) == (1, 1) and pred.answer == "no"
+    assert pred.trace.steps[2].arguments["rows"] == [2]
+
+
+def test_the_paper_profile_sends_no_constraint_unless_asked() -> None:
+    replies = {"plan": [" f_select_row(row 1) -> <END>", " <END>"],
+               "select_row": ["f_row([row 1])"], "final_query": ["YES"]}  # fmt: skip
+    llm = scripted(replies)
+    ChainOfTable(llm, task="tabfact", profile="paper").run(fixture_table(IOWA), IOWA["question"])
+    assert llm.requests and all(r.constraint is None for r in llm.requests)
+    asked = scripted(replies)
+    pred = ChainOfTable(asked, task="tabfact", profile="paper", constrain=True).run(
+        fixture_table(IOWA), IOWA["question"]
+    )
+    by_site = {r.call_site.rsplit("/", 1)[-1]: r for r in asked.requests}
+    assert by_site["select_row"].constraint.after == "f_row(["  # the slot after the reasoning
+    assert by_site["select_row"].n == 8 and by_site["plan"].constraint.after is None
+    assert pred.answer == "yes" and sum(s.violations for s in pred.trace.steps) == 0
+
+
+def test_a_chain_that_names_add_column_without_a_name_skips_it_without_a_call() -> None:
+    llm = scripted({"plan": [" f_add_column() -> f_select_row(row 1) -> <END>"],
+                    "final_query": [" yes"]}, enforcing=False)  # fmt: skip
+    pred = ChainOfTable(llm, task="tabfact").run(fixture_table(IOWA), IOWA["question"])
+    assert [r.call_site for r in llm.requests] == [
+        "chain_of_table/plan",
+        "chain_of_table/final_query",
+    ]
+    add = next(s for s in pred.trace.steps if s.kind == "operation" and s.name == "add_column")
+    assert add.error == "the generated chain names no column to add" and not add.raw
+    assert pred.trace.steps[-1].arguments["chain"] == ["skip f_add_column()", "f_select_row(row 1)"]
+
+
+def test_a_chain_named_step_without_an_argument_is_asked_once() -> None:
+    llm = scripted({"plan": [" f_select_row() -> <END>"], "select_row": ["nothing", "row 1])"],
+                    "final_query": [" yes"]}, enforcing=False)  # fmt: skip
+    pred = ChainOfTable(llm, task="tabfact").run(fixture_table(IOWA), IOWA["question"])
+    step = next(s for s in pred.trace.steps if s.kind == "operation" and s.name == "select_row")
+    assert len(step.raw) == 1 and step.reasks == 0 and step.arguments["rows"] == ["*"]
+
+
+def test_a_sort_named_with_its_column_but_no_order_is_asked_once() -> None:
+    llm = scripted({"plan": [" f_sort_column(site) -> <END>"], "sort_column": ["site)", "x"],
+                    "final_query": [" yes"]}, enforcing=False)  # fmt: skip
+    pred = ChainOfTable(llm, task="tabfact").run(fixture_table(IOWA), IOWA["question"])
+    step = next(s for s in pred.trace.steps if s.kind == "operation" and s.name == "sort_column")
+    assert len(step.raw) == 1 and step.note and step.note.startswith("skipped")
+
+
+def test_the_chains_column_selection_keeps_the_column_its_add_column_made() -> None:
+    values = "\n".join(f"row {i} : {r[0].split()[0]}" for i, r in enumerate(IOWA["rows"], 1))
+    llm = scripted({
+        "plan": [" f_add_column(month) -> f_select_column(date) -> <END>"],
+        "add_column": [values],
+        "final_query": [" YES"],
+    })  # fmt: skip
+    pred = ChainOfTable(llm, task="tabfact").run(fixture_table(IOWA), IOWA["question"])
+    assert llm.requests[1].prompt.endswith("New column: month\n")  # the chain named it
+    assert pred.trace.steps[-1].table.columns == ["date", "month"]
+
+
+def weather(n: int) -> Table:
+    rng = random.Random(0)
+    kinds = ["sun", "rain", "snow"]
+    rows = [[f"2012-01-{1 + i % 28:02d}", f"{rng.uniform(-5, 35):.1f}", rng.choice(kinds)]
+            for i in range(n)]  # fmt: skip
+    return Table.from_records(["date", "temp max", "weather"], rows)
+
+
+def test_large_table_conditions_compare_text_with_the_columns_values() -> None:
+    table = weather(1500)
+    llm = scripted({
+        "plan": [" f_select_row(where weather = 'hail') -> <END>",
+                 " f_select_row(where weather = 'snow' AND \"temp max\" > 10) -> <END>"],
+        "final_query": [" 3"],
+    })  # fmt: skip
+    pred = ChainOfTable(llm, task="wikitq").run(table, "how many warm snowy days?")
+    plan = pred.trace.steps[1]
+    assert plan.violations == 1  # 'hail' is no value of the column
+    rows = next(s for s in pred.trace.steps if s.kind == "operation" and s.name == "select_row")
+    assert rows.arguments["condition"] == "weather = 'snow' AND \"temp max\" > 10"
+    assert 0 < rows.arguments["rows_after"] < 1500
+    grammar = llm.requests[0].constraint
+    assert not satisfies(grammar, " f_select_row(where \"temp max\" = 'snow') -> <END>")
+
+
+@pytest.mark.parametrize("profile", ["paper", "efficient"])
+def test_without_enforcement_nothing_changes_in_the_requests(profile: str) -> None:
+    replies = {"plan": [" f_select_row(row 1) -> <END>"], "select_row": ["f_row([row 1])"],
+               "final_query": ["yes"]}  # fmt: skip
+    plain = scripted(replies, enforcing=False)
+    ChainOfTable(plain, task="tabfact", profile=profile, constrain=True).run(
+        fixture_table(IOWA), IOWA["question"]
+    )
+    assert all(r.constraint is None for r in plain.requests)
+
+
+def test_a_column_whose_name_holds_a_line_break_is_chosen_as_the_prompt_shows_it() -> None:
+    table = Table.from_records(["Date", "Water level\ncm"], [["1 May", "90"], ["2 May", "120"]])
+    chain = " f_select_column(Water level cm) -> f_sort_column(Water level cm, large to small)"
+    llm = scripted({"plan": [chain + " -> <END>"], "final_query": [" 120"]})
+    pred = ChainOfTable(llm, task="wikitq").run(table, "highest water level?")
+    assert "col : Date | Water level cm" in llm.requests[0].prompt
+    assert sum(s.violations + s.unparsed for s in pred.trace.steps) == 0
+    assert len(llm.requests) == 2  # the chain's arguments were used as they were
+    assert pred.trace.steps[-1].table.columns == ["Water level\ncm"]
+    assert pred.trace.steps[-1].table.rows()[0] == ["120"]
