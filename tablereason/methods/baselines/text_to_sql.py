@@ -21,7 +21,7 @@ from tablereason.methods.baselines.code_text import (
 )
 from tablereason.methods.code_extraction import extract_sql
 from tablereason.methods.constraints.parts import grammar
-from tablereason.methods.constraints.sql import CLOSED_VALUES, Column, select_rules
+from tablereason.methods.constraints.sql import CLOSED_VALUES, Column, grammar_type, select_rules
 from tablereason.operations.row_expressions import column_types
 from tablereason.prompts.render import render, template_hash, template_names
 from tablereason.sandbox.sql import SQLLimits, run_sql
@@ -140,7 +140,7 @@ class TextToSQL(TableMethod):
         columns = []
         for name, shown in zip(table.columns, names, strict=True):
             sql = exp.to_identifier(shown, quoted=True).sql(dialect="duckdb")
-            if types[name] == "number":
+            if grammar_type(types[name]) == "number":
                 columns.append(Column(shown, "number", spelling=f"TRY_CAST({sql} AS DOUBLE)"))
                 continue
             values = tuple(dict.fromkeys(v for v in table.column_values(name) if v.strip()))
@@ -175,7 +175,8 @@ class TextToSQL(TableMethod):
         query: str | None = None
         feedback: str | None = None
         last_error = "no query was generated"
-        constraint = self._constraint(table) if self.door.enforces("grammar") else None
+        enforced = self.door.enforces("grammar") and not isinstance(table, TableSet)
+        constraint = self._constraint(table) if enforced else None
         for attempt in range(self.patience):
             text = self.prompt(table, question, failed_query=query, error=feedback)
             started = time.perf_counter()

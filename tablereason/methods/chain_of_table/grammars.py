@@ -58,6 +58,7 @@ from tablereason.methods.constraints.sql import (
     Column,
     condition_rules,
     expression_rules,
+    grammar_type,
 )
 from tablereason.operations import table_profile
 
@@ -323,12 +324,13 @@ def sql_columns(session: Session, table: Table) -> list[Column]:
     out = []
     for profile in summary.columns:
         values: tuple[str, ...] = ()
-        if profile.type == "text" and profile.distinct <= CLOSED_VALUES:
+        kind = grammar_type(profile.type)
+        if kind == "text" and profile.distinct <= CLOSED_VALUES:
             counts, distinct, _ = table_profile.group_summary(
                 table, profile.name, limit=CLOSED_VALUES
             )
             if distinct <= CLOSED_VALUES:
                 values = tuple(v for v, _ in counts if v.strip())
-        out.append(Column(profile.name, profile.type, values))
+        out.append(Column(profile.name, kind, values))
     memo[id(table)] = (table, tuple(out))
     return out

@@ -67,6 +67,23 @@ TEXT_PATTERNS = ("[A-Za-z]+", "[A-Za-z]+ [0-9]+", "[0-9]+", "[0-9]{4}")
 _DIGIT = Chars(((48, 57),))
 
 
+def grammar_type(column_type: str) -> str:
+    """How the grammars read a column of a given column type.
+
+    Integers and decimals are both ``number``; a boolean column is compared as text
+    (its few values are offered as literals); the other types keep their names.
+
+    Example:
+        >>> grammar_type("integer"), grammar_type("decimal"), grammar_type("date")
+        ('number', 'number', 'date')
+    """
+    if column_type in ("integer", "decimal"):
+        return "number"
+    if column_type == "boolean":
+        return "text"
+    return column_type
+
+
 @dataclass(frozen=True)
 class Column:
     """One column as a grammar sees it.
@@ -74,7 +91,7 @@ class Column:
     Attributes:
         name: Its name in the table.
         type: How conditions read it: ``number``, ``date``, ``timestamp``, ``text``,
-            ``empty`` (the types of :func:`~tablereason.operations.row_expressions.column_types`).
+            ``empty`` (a column type read through :func:`grammar_type`).
         values: For a text column, every distinct value when there are few (its
             comparisons use only these); empty otherwise.
         spelling: How SQL writes it (default: as a row expression reads it,
