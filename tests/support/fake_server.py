@@ -152,7 +152,11 @@ class FakeOpenAIServer:
             return None
 
     def start(self) -> FakeOpenAIServer:
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        # A short poll interval: shutdown() waits for the loop's next poll (0.5 s by default,
+        # paid by every test that stops a server).
+        self._thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
         self._thread.start()
         return self
 
