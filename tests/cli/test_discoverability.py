@@ -124,7 +124,8 @@ def mirror(tmp_path: Path, monkeypatch) -> Iterator[str]:
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
     handler.log_message = lambda *args: None  # type: ignore[attr-defined]
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    serve = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    quick = {"poll_interval": 0.02}  # shutdown() waits for the next poll
+    serve = threading.Thread(target=server.serve_forever, kwargs=quick, daemon=True)
     serve.start()
     url = f"http://127.0.0.1:{server.server_address[1]}"
     downloads = sys.modules["tablereason.datasets.download"]  # the module, not the function
