@@ -174,15 +174,20 @@ def _add_constraint_options(group: argparse._ArgumentGroup) -> None:
     )
 
 
-def _positive(text: str) -> int:
-    """A whole number of at least 1 (for ``--n-ctx`` and ``--threads``)."""
+def _whole(text: str, minimum: int) -> int:
+    """``text`` as a whole number of at least ``minimum``, or an argparse error saying why."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {text!r}")
     return value
+
+
+def _positive(text: str) -> int:
+    """A whole number of at least 1 (for ``--n-ctx`` and ``--threads``)."""
+    return _whole(text, 1)
 
 
 def _seconds(text: str) -> float:
@@ -198,13 +203,7 @@ def _seconds(text: str) -> float:
 
 def _non_negative(text: str) -> int:
     """A whole number, 0 or more."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text!r}")
-    return value
+    return _whole(text, 0)
 
 
 def _add_method_options(parser: argparse.ArgumentParser, default: str | None) -> None:
