@@ -43,6 +43,7 @@ from tablereason.tools.docstore import (
 from tablereason.tools.llm_tool import LLMTool
 from tablereason.tools.local_search import CorpusText, LeaveOut, LocalCorpus, LocalSearch
 from tablereason.tools.ocr import OCR, OCRFormat, OCRModel, ScienceQAOCR, TextBox, parse_easyocr
+from tablereason.tools.python_tool import PythonTool
 from tablereason.tools.scienceqa_corpus import folder_corpus, scienceqa_corpus
 from tablereason.tools.table_tool import (
     TABLE_REASONERS,
@@ -50,6 +51,7 @@ from tablereason.tools.table_tool import (
     TableReasoner,
     TableTool,
 )
+from tablereason.tools.sql_tool import SQLTool
 from tablereason.tools.web_search import SearchBackend, WebSearch
 
 __all__ = [
@@ -74,10 +76,12 @@ __all__ = [
     "LocalSearch",
     "OCRFormat",
     "OCRModel",
+    "PythonTool",
     "ReasonerFactory",
     "ScienceQACaptions",
     "ScienceQAOCR",
     "SearchBackend",
+    "SQLTool",
     "SearchHit",
     "TableReasoner",
     "TableTool",
