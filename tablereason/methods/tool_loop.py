@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from tablereason.calls import Door
-from tablereason.errors import ConfigurationError, TableReasonError
+from tablereason.errors import TableReasonError
 from tablereason.llm.base import LLM
 from tablereason.methods.tool_tasks import (
     TABLE_TASKS,
@@ -121,8 +121,6 @@ class ToolMethod(ABC):
             if tools is not None
             else default_tools(self.task, llm, react=react, data_dir=data_dir)
         )
-        if self.given_tools and not self.tools:
-            raise ConfigurationError(f"{self.name} needs at least one tool")
         self.door = Door(llm, site=self.name, constrain=self.settings.constrain)
 
     @property

@@ -40,7 +40,7 @@ _FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
 
 
 def strip_code(text: str) -> str:
-    r"""A tool input without surrounding code fences, backticks or a final ``;``.
+    r"""A tool input without surrounding code fences, backticks or final ``;``.
 
     Example:
         >>> strip_code("```sql\nSELECT 1;\n```"), strip_code("`SELECT 2`")
@@ -49,7 +49,7 @@ def strip_code(text: str) -> str:
     code = _FENCE.sub("", text.strip()).strip()
     if len(code) > 1 and code.startswith("`") and code.endswith("`"):
         code = code[1:-1].strip()
-    return code.removesuffix(";").strip()
+    return code.rstrip("; \t\r\n")
 
 
 def named_tables(tables: Table | Mapping[str, Table], single: str) -> dict[str, Table]:
