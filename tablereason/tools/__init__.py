@@ -45,13 +45,13 @@ from tablereason.tools.local_search import CorpusText, LeaveOut, LocalCorpus, Lo
 from tablereason.tools.ocr import OCR, OCRFormat, OCRModel, ScienceQAOCR, TextBox, parse_easyocr
 from tablereason.tools.python_tool import PythonTool
 from tablereason.tools.scienceqa_corpus import folder_corpus, scienceqa_corpus
+from tablereason.tools.sql_tool import SQLTool
 from tablereason.tools.table_tool import (
     TABLE_REASONERS,
     ReasonerFactory,
     TableReasoner,
     TableTool,
 )
-from tablereason.tools.sql_tool import SQLTool
 from tablereason.tools.web_search import SearchBackend, WebSearch
 
 __all__ = [
@@ -78,10 +78,10 @@ __all__ = [
     "OCRModel",
     "PythonTool",
     "ReasonerFactory",
+    "SQLTool",
     "ScienceQACaptions",
     "ScienceQAOCR",
     "SearchBackend",
-    "SQLTool",
     "SearchHit",
     "TableReasoner",
     "TableTool",

@@ -1,4 +1,4 @@
-"""ReWOO over the user's own tables: the plan's SQL and Python calls, run in the worker and sandbox."""
+"""ReWOO over the user's own tables: the plan's SQL and Python calls, in the worker and sandbox."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The SQL and Python tools over the user's tables: guarded SQL in the worker, Python in the sandbox."""
+"""The SQL and Python tools over the user's tables: SQL in the worker, Python in the sandbox."""
 
 from __future__ import annotations
 
@@ -129,7 +129,8 @@ def test_python_frames_are_numbers_where_the_column_is() -> None:
 
 
 def test_nothing_to_run_is_said() -> None:
-    assert PythonTool(PENGUINS)("x = 1").startswith("No evidence found: the program printed nothing")
+    nothing = PythonTool(PENGUINS)("x = 1")
+    assert nothing.startswith("No evidence found: the program printed nothing")
     assert PythonTool(PENGUINS)("```\n```").startswith("No evidence found: the input holds no")
 
 
