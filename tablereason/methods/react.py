@@ -229,7 +229,7 @@ class ReAct(ToolMethod):
         return render(
             "react/prompt",
             watchword=self.settings.watchword,
-            tools=describe(self.tools if tools is None else tools),
+            tools=describe(list(self.tools if tools is None else tools)),
             demos=self.demos,
             question=task_text,
             scratchpad=scratchpad,

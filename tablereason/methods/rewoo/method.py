@@ -234,7 +234,7 @@ class ReWOO(ToolMethod):
 
     def planner_prompt(self, task_text: str, tools: Sequence[Tool] | None = None) -> str:
         """The planner prompt for ``task_text`` (with the method's tools when None)."""
-        shown = describe(self.tools if tools is None else tools)
+        shown = describe(list(self.tools if tools is None else tools))
         if self._paper:
             return render(
                 "rewoo/paper_planner", tools=shown, demos=self.demos, question=task_text,
