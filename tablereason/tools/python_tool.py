@@ -33,8 +33,8 @@ from tablereason.llm.base import Usage
 from tablereason.sandbox.limits import Limits
 from tablereason.sandbox.python import run_python
 from tablereason.table.value import Table
-from tablereason.tools.base import BaseTool, ToolFailure
-from tablereason.tools.sql_tool import named_tables, strip_code
+from tablereason.tools.base import ToolFailure
+from tablereason.tools.sql_tool import TablesTool, strip_code
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.sandbox.python import PythonSandbox
@@ -125,7 +125,7 @@ def _cut(text: str, limit: int = OUTPUT_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 4].rstrip() + " ..."
 
 
-class PythonTool(BaseTool):
+class PythonTool(TablesTool):
     """Run a Python program over the given tables in the sandbox.
 
     Args:
@@ -136,6 +136,12 @@ class PythonTool(BaseTool):
     """
 
     name = "Python"
+    single = SINGLE_NAME
+    about = (
+        "Runs a Python program with pandas over the DataFrame(s) {names} in a sandbox and "
+        "returns what it prints and the value of its last line. Input: the program, on "
+        "one line (join statements with ';')."
+    )
 
     def __init__(
         self,
@@ -145,18 +151,10 @@ class PythonTool(BaseTool):
         sandbox: PythonSandbox | None = None,
         name: str | None = None,
     ) -> None:
-        self.tables = named_tables(tables, SINGLE_NAME)
+        super().__init__(tables, name)
         self.limits = limits or Limits()
         self.sandbox = sandbox
         self._frames: dict[str, Any] | None = None
-        if name:
-            self.name = name
-        names = ", ".join(self.tables)
-        self.description = (
-            f"Runs a Python program with pandas over the DataFrame(s) {names} in a sandbox and "
-            "returns what it prints and the value of its last line. Input: the program, on "
-            "one line (join statements with ';')."
-        )
 
     def frames(self) -> dict[str, Any]:
         """The DataFrames the programs get, built once."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from tablereason.errors import ConfigurationError, SQLError
 from tablereason.llm.base import Usage
@@ -98,7 +98,24 @@ def result_text(columns: list[str], rows: list[tuple[Any, ...]], max_rows: int, 
     return "\n".join(lines)
 
 
-class SQLTool(BaseTool):
+class TablesTool(BaseTool):
+    """A tool over named tables: one table gets the name :attr:`single`.
+
+    Subclasses set :attr:`single` and :attr:`about`, the description with ``{names}``
+    where the tables' names go.
+    """
+
+    single: ClassVar[str]
+    about: ClassVar[str]
+
+    def __init__(self, tables: Table | Mapping[str, Table], name: str | None) -> None:
+        self.tables = named_tables(tables, self.single)
+        if name:
+            self.name = name
+        self.description = self.about.format(names=", ".join(self.tables))
+
+
+class SQLTool(TablesTool):
     """Run one read-only SELECT over the given tables, in the SQL worker.
 
     Args:
@@ -109,6 +126,11 @@ class SQLTool(BaseTool):
     """
 
     name = "SQL"
+    single = DEFAULT_TABLE_NAME
+    about = (
+        "Runs one read-only SQL SELECT (DuckDB dialect) over the table(s) {names} and "
+        "returns the result rows. Input: the query, on one line."
+    )
 
     def __init__(
         self,
@@ -118,16 +140,9 @@ class SQLTool(BaseTool):
         max_rows: int = MAX_ROWS,
         name: str | None = None,
     ) -> None:
-        self.tables = named_tables(tables, DEFAULT_TABLE_NAME)
+        super().__init__(tables, name)
         self.limits = limits or SQLLimits()
         self.max_rows = max(1, max_rows)
-        if name:
-            self.name = name
-        names = ", ".join(self.tables)
-        self.description = (
-            f"Runs one read-only SQL SELECT (DuckDB dialect) over the table(s) {names} and "
-            "returns the result rows. Input: the query, on one line."
-        )
 
     def run(self, text: str) -> tuple[str, Usage]:
         """Check and run the query; the result rows as text."""

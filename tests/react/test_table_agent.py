@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from support.penguins import QUESTION, adelie_count, penguin_table
+from support.penguins import QUESTION, check_counted_by_both_tools, penguin_table
 
 from tablereason.errors import ConfigurationError
 from tablereason.llm import Capabilities, ScriptedLLM, satisfies
@@ -45,13 +45,7 @@ def test_react_answers_over_a_344_row_table_with_both_tools() -> None:
     table = penguin_table()
     llm = ScriptedLLM(fn=agent_reply)
     prediction = ReAct(llm, task="wikitq").run(table, QUESTION)
-    assert prediction.error is None
-    assert prediction.answer == str(adelie_count())
-    steps = prediction.trace.steps
-    assert steps[0].kind == "input" and steps[0].table is table
-    tools = [s for s in steps if s.kind == "tool"]
-    assert [s.name for s in tools] == ["SQL", "Python"]
-    assert tools[0].raw == [f"n\n{adelie_count()}"] and tools[1].raw == [str(adelie_count())]
+    check_counted_by_both_tools(prediction, table)
     first = llm.requests[0].as_text()
     view = first[first.rindex("Table t (t in SQL, df in Python):") :]
     assert "rows : 344" in view

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from support.penguins import QUESTION, adelie_count, penguin_table
+from support.penguins import QUESTION, check_counted_by_both_tools, penguin_table
 
 from tablereason.llm import Capabilities, ScriptedLLM, satisfies
 from tablereason.methods.rewoo.method import ReWOO
@@ -36,13 +36,7 @@ def test_rewoo_plans_sql_and_python_over_a_344_row_table() -> None:
     table = penguin_table()
     llm = ScriptedLLM(fn=solver_reply)
     prediction = ReWOO(llm, task="wikitq").run(table, QUESTION)
-    assert prediction.error is None
-    assert prediction.answer == str(adelie_count())
-    steps = prediction.trace.steps
-    assert steps[0].kind == "input" and steps[0].table is table
-    tools = [s for s in steps if s.kind == "tool"]
-    assert [s.name for s in tools] == ["SQL", "Python"]
-    assert [s.raw for s in tools] == [[f"n\n{adelie_count()}"], [str(adelie_count())]]
+    check_counted_by_both_tools(prediction, table)
     planner, solver = (r.as_text() for r in llm.requests)
     assert "rows : 344" in planner and "SQL[input]:" in planner
     assert "rows : 344" not in solver  # the solver reads the question and the evidence

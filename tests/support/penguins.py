@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import random
 from pathlib import Path
+from typing import Any
 
 from tablereason.table import Table
 
@@ -35,6 +36,21 @@ def penguin_rows(count: int = ROWS, seed: int = 26) -> list[list[str]]:
 def adelie_count(rows: list[list[str]] | None = None) -> int:
     """How many of the rows are Adelie penguins (the answer to :data:`QUESTION`)."""
     return sum(1 for row in rows or penguin_rows() if row[0] == "Adelie")
+
+
+def check_counted_by_both_tools(prediction: Any, table: Table) -> None:
+    """A table agent's run over :func:`penguin_table` that counted with SQL, then Python.
+
+    Its answer is the count, its first step the input table, and its two tool steps
+    observed the count from the SQL worker and from the sandbox.
+    """
+    count = adelie_count([list(row) for row in table.rows()])
+    assert prediction.error is None, prediction.error
+    assert prediction.answer == str(count)
+    steps = prediction.trace.steps
+    assert steps[0].kind == "input" and steps[0].table is table
+    observed = {s.name: s.raw for s in steps if s.kind == "tool"}  # ReWOO's run concurrently
+    assert observed == {"SQL": [f"n\n{count}"], "Python": [str(count)]}
 
 
 def penguin_table(count: int = ROWS) -> Table:
