@@ -136,17 +136,28 @@ def parse_action(text: str, watchword: str = "Action") -> Action | None:
     r"""The first action in a model step (default profile), or None when there is none.
 
     The input runs to the last ``]`` of the line; text after the action line (the
-    model going on by itself) is dropped from :attr:`Action.text`.
+    model going on by itself) is dropped from :attr:`Action.text`. The action may
+    also follow other text on its line when it is written exactly ``<watchword>: ``,
+    as the action grammar lets a model write it (``... 14.4Action: Finish[48]``).
 
     Example:
         >>> parse_action(" look it up\nAction: Search[Oslo [city]]\nObservation: made up")
         Action(tool='Search', input='Oslo [city]', text=' look it up\nAction: Search[Oslo [city]]')
+        >>> parse_action(" the most is 14.4Action: Finish[48]").input
+        '48'
     """
-    match = action_pattern(watchword).search(text)
+    match = action_pattern(watchword).search(text) or _inline_action(watchword).search(text)
     if match is None:
         return None
     return Action(
         tool=match.group(1).strip(), input=match.group(2).strip(), text=text[: match.end()]
+    )
+
+
+def _inline_action(watchword: str) -> re.Pattern[str]:
+    """``<watchword>: Tool[input]`` ending a line after other text (the grammar's form)."""
+    return re.compile(
+        rf"{re.escape(watchword)}: ([A-Za-z][\w .-]*?)[ \t]*\[(.*)\][ \t]*$", re.M
     )
 
 

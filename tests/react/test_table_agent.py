@@ -5,11 +5,14 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from support.penguins import QUESTION, check_counted_by_both_tools, penguin_table
 
 from tablereason.errors import ConfigurationError
 from tablereason.llm import Capabilities, ScriptedLLM, satisfies
-from tablereason.methods.react import ReAct
+from tablereason.methods.constraints.tools import react_action
+from tablereason.methods.react import ReAct, parse_action
 from tablereason.table import Table
 
 ISLANDS = Table.from_records(["island", "country"], [["Dream", "AQ"], ["Biscoe", "AQ"]])
@@ -120,3 +123,14 @@ def test_tables_and_tasks_must_agree() -> None:
     with pytest.raises(ConfigurationError, match="needs the question"):
         ReAct(llm, task="wikitq").run(penguin_table(5))
     assert ReAct(llm, task="wikitq").config()["tools"] == ["SQL", "Python"]
+
+
+@given(st.text(alphabet=st.characters(blacklist_characters="\n\r[]", codec="utf-8"), max_size=40),
+       st.sampled_from(["SQL[SELECT 1]", "Python[len(df)]", "Finish[48]"]))  # fmt: skip
+def test_every_step_the_action_grammar_allows_is_read(thought: str, call: str) -> None:
+    grammar = react_action(["SQL", "Python"], "Action", "Finish")
+    reply = f"{thought}Action: {call}"
+    assert satisfies(grammar, reply)
+    action = parse_action(reply)
+    assert action is not None
+    assert f"{action.tool}[{action.input}]" == call
