@@ -152,6 +152,8 @@ class SQLTool(TablesTool):
         try:
             result = run_sql(self.tables, query, self.limits)
         except SQLError as error:
-            raise ToolFailure(f"the query failed: {error}") from None
+            reason = str(error)  # DuckDB's errors already say the query failed
+            prefix = "" if reason.startswith("the query failed") else "the query failed: "
+            raise ToolFailure(prefix + reason) from None
         text = result_text(result.columns, list(result.rows), self.max_rows, result.truncated)
         return text, Usage(requests=0)

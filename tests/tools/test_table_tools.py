@@ -58,6 +58,11 @@ def test_sql_refuses_what_is_not_one_select_over_its_tables(query: str) -> None:
     assert not out.ok and out.text.startswith("No evidence found: the query failed")
 
 
+def test_a_failing_query_says_so_once() -> None:
+    text = SQLTool(PENGUINS)("SELECT id FROM t")
+    assert text.startswith("No evidence found: the query failed: ") and text.count("failed") == 1
+
+
 def test_sql_over_several_tables_sees_exactly_those() -> None:
     tool = SQLTool({"penguins": PENGUINS, "islands": ISLANDS})
     text = tool(
@@ -113,6 +118,7 @@ def test_python_runs_in_the_sandbox_never_in_this_process(monkeypatch) -> None:
     refused = invoke(tool, "import os; os.listdir('/')")
     assert not refused.ok and "import of 'os' is not allowed" in refused.text
     failing = invoke(tool, "df['no such column']")
+    assert failing.text.count("failed") == 1
     assert not failing.ok and failing.text.startswith("No evidence found: the program failed")
 
 
