@@ -76,7 +76,12 @@ class Settings(BaseModel):
 
 
 def reset_tools(tools: Sequence[Tool]) -> None:
-    """Make every tool forget the last question (those that remember one have ``reset``)."""
+    """Make every tool forget the last question (those that remember one have ``reset``).
+
+    Example:
+        >>> from tablereason.tools import Calculator
+        >>> reset_tools([Calculator()])  # a calculator remembers nothing: left as it is
+    """
     for tool in tools:
         reset = getattr(tool, "reset", None)
         if callable(reset):

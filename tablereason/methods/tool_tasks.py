@@ -151,6 +151,12 @@ def table_view(tables: Table | TableSet, question: str, rows: int = VIEW_ROWS) -
 
     The view holds at most ``rows`` lines of columns and rows (at least three rows),
     whatever the table's size.
+
+    Example:
+        >>> t = Table.from_records(["n"], [[str(i)] for i in range(500)])
+        >>> view = table_view(t, "how many?", rows=6)
+        >>> view.splitlines()[:2], sum(line.startswith("row ") for line in view.splitlines())
+        (['Table t (t in SQL, df in Python):', 'rows : 500'], 5)
     """
     from tablereason.methods.chain_of_table.large_view import view_text
 

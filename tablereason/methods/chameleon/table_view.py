@@ -70,7 +70,14 @@ def bounded_view(table: Table, question: str, view_rows: int) -> str:
 
 
 def shown(table: Table, question: str, view_rows: int | None, *, rows: bool = False) -> str:
-    """The table as a prompt shows it: whole (``rows``: numbered) when it fits, else bounded."""
+    """The table as a prompt shows it: whole (``rows``: numbered) when it fits, else bounded.
+
+    Example:
+        >>> print(shown(Table.from_records(["a"], [["x"], ["y"]]), "which?", 30, rows=True))
+        header : a
+        row 1 : x
+        row 2 : y
+    """
     if fits(table, view_rows):
         return numbered(table) if rows else table_text(table)
     assert view_rows is not None  # fits() is true without a bound
@@ -78,7 +85,13 @@ def shown(table: Table, question: str, view_rows: int | None, *, rows: bool = Fa
 
 
 def program_inputs(table: Table, view_rows: int | None) -> dict[str, Any] | None:
-    """What a program gets: nothing for a table shown whole, else the whole table as ``df``."""
+    """What a program gets: nothing for a table shown whole, else the whole table as ``df``.
+
+    Example:
+        >>> big = Table.from_records(["n"], [[str(i)] for i in range(40)])
+        >>> int(program_inputs(big, 30)["df"]["n"].sum()), program_inputs(big, None)
+        (780, None)
+    """
     if fits(table, view_rows):
         return None
     from tablereason.tools.python_tool import frame
