@@ -57,12 +57,15 @@ def token_bound(prompt: str) -> int:
     return len(prompt.encode("utf-8")) + 16
 
 
-@pytest.mark.parametrize("method", ["react", "rewoo", "chameleon"])
+@pytest.mark.parametrize(
+    ("method", "task"),
+    [("react", []), ("rewoo", []), ("chameleon", []), ("chameleon", ["--task", "tabmwp"])],
+)
 def test_ask_a_344_row_table_of_ones_own_with_each_method(
-    method: str, agent_server, tmp_path: Path, capsys
+    method: str, task: list[str], agent_server, tmp_path: Path, capsys
 ) -> None:
     table = write_penguins(tmp_path)
-    code = main(["ask", str(table), QUESTION, "--method", method, "--json"])
+    code = main(["ask", str(table), QUESTION, "--method", method, *task, "--json"])
     payload = json.loads(capsys.readouterr().out)
     assert code == EXIT_OK, payload["error"]
     assert payload["answer"] == str(adelie_count())
