@@ -31,10 +31,15 @@ def run(table: str, question: str, method: str, timeout: int) -> tuple[dict[str,
     script = Path(sys.executable).parent / "tablereason"
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
     started = time.perf_counter()
-    done = subprocess.run(
-        [str(script), "ask", table, question, "--method", method, "--model", "local", "--json"],
-        capture_output=True, text=True, env=env, timeout=timeout, check=False,
-    )  # fmt: skip
+    try:
+        done = subprocess.run(
+            [str(script), "ask", table, question, "--method", method, "--model", "local",
+             "--json"],
+            capture_output=True, text=True, env=env, timeout=timeout, check=False,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        seconds = time.perf_counter() - started
+        return {"error": f"stopped after {timeout} s", "trace": {"steps": []}}, seconds, 124
     seconds = time.perf_counter() - started
     try:
         payload = json.loads(done.stdout)
