@@ -23,6 +23,7 @@ from tablereason.llm.redaction import redact
 from tablereason.llm.resolve import resolve_llm
 from tablereason.methods.base import TableMethod
 from tablereason.methods.catalog import METHODS, build_method
+from tablereason.methods.tool_loop import ToolMethod
 from tablereason.table.io.load import TableSource, load_table
 from tablereason.table.io.readers import DELIMITERS, sniff_delimiter
 from tablereason.table.named import TableSet
@@ -50,7 +51,7 @@ def ask(
         table: A :class:`~tablereason.table.Table`, a DataFrame, Arrow data, or the path
             of a table file (see :func:`load_table`); or several named tables,
             ``{"flights": flights, "airlines": "airlines.csv"}``, for the methods that
-            take several (``text_to_sql``, ``program_of_thought``).
+            take several (``text_to_sql``, ``program_of_thought``, ``react``, ``rewoo``).
         question: The question (or, with ``task="tabfact"``, a statement to verify).
         method: A registered method name (``tablereason.methods.METHODS``).
         llm: An LLM object, a model spec (``"local"``, ``"gpt-4o-mini"``, a ``.gguf``
@@ -102,7 +103,7 @@ def ask(
     with following(on_step) if on_step is not None else contextlib.nullcontext():
         if data.num_rows == 0:
             return _empty_table(data, question, method)
-        if isinstance(built, TableMethod):
+        if isinstance(built, (TableMethod, ToolMethod)):
             # The same door with the table itself: Example.from_table copies every row
             # into Python lists, which would multiply the memory of a question on a
             # large file.
@@ -144,7 +145,7 @@ def _ask_tables(
     model = llm if llm is not None and not isinstance(llm, str) else resolve_llm(llm)
     task = options.pop("task", "wikitq")
     built = build_method(method, model, task=task, **options)
-    assert isinstance(built, TableMethod)  # every method that takes several tables is one
+    assert isinstance(built, (TableMethod, ToolMethod))  # each of them takes several tables
     with following(on_step) if on_step is not None else contextlib.nullcontext():
         prediction = built.run(data, question)  # type: ignore[arg-type]
     if prediction.error is None and not is_answered(prediction.answer):

@@ -5,8 +5,13 @@ growing scratchpad) and the model continues it up to the next ``Observation:``.
 The action is recognised by a configurable watchword (``Action`` by default) and
 read with a regular expression: ``<watchword>: Tool[input]``; ``Finish[answer]``
 ends the run. Non-text inputs (images) are referred to by file path, which the
-captioner and OCR tools understand. Every model call is counted, tool-internal
-ones included; resending the prompt each step is exactly the cost ReWOO avoids.
+captioner and OCR tools understand. Over the user's tables (task ``"wikitq"`` or
+``"tabfact"``) it is a table agent: the prompt shows each table's bounded view and the
+tools are SQL (the guard and the SQL worker) and Python (the sandbox), so no model code
+runs in this process. The attempt loop, tool reset and failure are
+:class:`~tablereason.methods.tool_loop.ToolMethod`'s, shared with ReWOO. Every
+model call is counted, tool-internal ones included; resending the prompt each step
+is exactly the cost ReWOO avoids.
 
 Profiles (:data:`PROFILES`): ``"default"`` (lenient action parsing: an unreadable
 step becomes an observation that says how to write an action; at the iteration
@@ -27,28 +32,28 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tablereason.calls import Door, ReplySpec
-from tablereason.errors import ConfigurationError, ParseError, TableReasonError
+from tablereason.calls import ReplySpec
+from tablereason.errors import ConfigurationError, ParseError
 from tablereason.llm.base import LLM
 from tablereason.methods.constraints.tools import react_action
+from tablereason.methods.tool_loop import RunFailed, ToolMethod
 from tablereason.methods.tool_tasks import (
-    TextTask,
+    TABLE_TASKS,
+    VIEW_ROWS,
+    Subject,
     check_task,
-    default_tools,
     final_answer,
     question_text,
+    tool_key,
 )
-from tablereason.prompts.render import render, template_hash, template_names
+from tablereason.prompts.render import render
 from tablereason.registry import Registry
 from tablereason.tools.base import Tool, ToolOutput, describe, invoke, no_evidence
-from tablereason.trace.record import Prediction, Trace, TraceStep
-
-if TYPE_CHECKING:  # pragma: no cover
-    from tablereason.datasets import Example
+from tablereason.trace.record import Trace, TraceStep
 
 STOPPED = "Agent stopped due to iteration limit or time limit."
 
@@ -69,6 +74,8 @@ class ReActSettings(BaseModel):
         constrain: Send each step's constraint (free thought, then ``<watchword>: ``
             and a known tool, or the finishing one, with its input) to models that
             enforce it. The paper profile asks as the reference does: off unless set.
+        view_rows: Lines of each table's view (columns and rows) in a table task's
+            prompt, whatever the table's size.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -83,6 +90,7 @@ class ReActSettings(BaseModel):
     force_finish: bool = True
     attempts: int = Field(default=1, ge=1)
     constrain: bool = True
+    view_rows: int = Field(default=VIEW_ROWS, ge=4)
 
 
 PROFILES: Registry[ReActSettings] = Registry("ReAct profile")
@@ -128,17 +136,28 @@ def parse_action(text: str, watchword: str = "Action") -> Action | None:
     r"""The first action in a model step (default profile), or None when there is none.
 
     The input runs to the last ``]`` of the line; text after the action line (the
-    model going on by itself) is dropped from :attr:`Action.text`.
+    model going on by itself) is dropped from :attr:`Action.text`. The action may
+    also follow other text on its line when it is written exactly ``<watchword>: ``,
+    as the action grammar lets a model write it (``... 14.4Action: Finish[48]``).
 
     Example:
         >>> parse_action(" look it up\nAction: Search[Oslo [city]]\nObservation: made up")
         Action(tool='Search', input='Oslo [city]', text=' look it up\nAction: Search[Oslo [city]]')
+        >>> parse_action(" the most is 14.4Action: Finish[48]").input
+        '48'
     """
-    match = action_pattern(watchword).search(text)
+    match = action_pattern(watchword).search(text) or _inline_action(watchword).search(text)
     if match is None:
         return None
     return Action(
         tool=match.group(1).strip(), input=match.group(2).strip(), text=text[: match.end()]
+    )
+
+
+def _inline_action(watchword: str) -> re.Pattern[str]:
+    """``<watchword>: Tool[input]`` ending a line after other text (the grammar's form)."""
+    return re.compile(
+        rf"{re.escape(watchword)}: ([A-Za-z][\w .-]*?)[ \t]*\[(.*)\][ \t]*$", re.M
     )
 
 
@@ -160,22 +179,16 @@ def parse_action_paper(text: str, watchword: str = "Action") -> Action:
     return Action(tool=match.group(1), input=match.group(2), text=text)
 
 
-def _tool_key(name: str) -> str:
-    return "".join(name.lower().split()).replace("_", "")
-
-
-class _RunFailed(TableReasonError):
-    """An attempt failed the way the reference agent fails (the paper profile retries)."""
-
-
-class ReAct:
-    """A Thought / action / Observation loop over pluggable tools, for HotpotQA and ScienceQA.
+class ReAct(ToolMethod):
+    """A Thought / action / Observation loop over pluggable tools, or over the user's tables.
 
     Args:
         llm: Any backend of the LLM protocol.
         tools: The tools; defaults to ``Search`` and ``Lookup`` over the HotpotQA
-            paragraphs, or the image captioner, OCR and LLM tools for ScienceQA.
-        task: ``"hotpotqa"`` or ``"scienceqa"``.
+            paragraphs, the image captioner, OCR and LLM tools for ScienceQA, and for a
+            table task SQL and Python over the question's tables.
+        task: ``"hotpotqa"``, ``"scienceqa"``, or a table task: ``"wikitq"``
+            (``run(table, question)``) or ``"tabfact"`` (a statement).
         profile: ``"default"`` or ``"paper"``.
         demos: Demo trajectories, written with the watchword; the task's demo file
             when None.
@@ -192,6 +205,7 @@ class ReAct:
     """
 
     name: ClassVar[str] = "react"
+    prompt_folder: ClassVar[str] = "react"
 
     def __init__(
         self,
@@ -204,86 +218,52 @@ class ReAct:
         data_dir: str | None = None,
         **overrides: Any,
     ) -> None:
-        self.llm = llm
-        self.task: TextTask = check_task(task)
         base = PROFILES.get(profile)
         try:
-            self.settings = ReActSettings.model_validate({**base.model_dump(), **overrides})
+            settings = ReActSettings.model_validate({**base.model_dump(), **overrides})
         except ValueError as err:
             raise ConfigurationError(f"invalid ReAct settings: {err}") from None
-        self.tools: list[Tool] = (
-            list(tools)
-            if tools is not None
-            else default_tools(self.task, llm, react=True, data_dir=data_dir)
-        )
+        self.settings: ReActSettings = settings
+        super().__init__(llm, tools, task=task, data_dir=data_dir, settings=settings, react=True)
         word = self.settings.watchword
-        self.door = Door(llm, site="react", constrain=self.settings.constrain)
+        demo_set = "table" if check_task(task) in TABLE_TASKS else task
         self.demos = (
-            demos if demos is not None else render(f"react/demos_{self.task}", watchword=word)
+            demos if demos is not None else render(f"react/demos_{demo_set}", watchword=word)
         )
 
     @property
     def _paper(self) -> bool:
         return self.settings.profile == "paper"
 
-    def config(self) -> dict[str, Any]:
-        """Task, settings, tools and a hash of every prompt template."""
-        return {
-            "method": self.name,
-            "task": self.task,
-            "settings": self.settings.model_dump(),
-            "tools": [t.name for t in self.tools],
-            "prompts": {n: template_hash(n) for n in template_names("react")},
-        }
-
-    def prompt(self, task_text: str, scratchpad: str) -> str:
-        """The full prompt for one step."""
+    def prompt(self, task_text: str, scratchpad: str, tools: Sequence[Tool] | None = None) -> str:
+        """The full prompt for one step (with the method's tools when ``tools`` is None)."""
         return render(
             "react/prompt",
             watchword=self.settings.watchword,
-            tools=describe(self.tools),
+            tools=describe(list(self.tools if tools is None else tools)),
             demos=self.demos,
             question=task_text,
             scratchpad=scratchpad,
         )
 
-    def __call__(self, example: Example | str) -> Prediction:
-        """Same as :meth:`run`, for code that calls the method as a function."""
-        return self.run(example)
-
-    def run(self, example: Example | str) -> Prediction:
-        """Reason and act until ``Finish`` or the iteration limit.
-
-        Returns:
-            The answer (an option text for ScienceQA) and a trace of every step and
-            tool call. Never raises on a bad model answer; an LLM failure (after the
-            paper profile's attempts) sets ``Prediction.error``.
-        """
-        question = example if isinstance(example, str) else example.question
-        trace = Trace(method=f"{self.name}/{self.settings.profile}", question=question)
-        last_error = ""
-        for attempt in range(1, self.settings.attempts + 1):
-            for tool in self.tools:
-                reset = getattr(tool, "reset", None)
-                if callable(reset):
-                    reset()
-            try:
-                answer = self._attempt(example, trace, attempt)
-            except TableReasonError as err:
-                last_error = f"attempt {attempt}: {type(err).__name__}: {err}"
-                trace.add(TraceStep(kind="error", name=type(err).__name__, error=last_error))
-                continue
-            return Prediction(answer=answer, trace=trace)
-        return Prediction(answer="", trace=trace, error=last_error)
-
     def _complete(
-        self, step: TraceStep, prompt: str, stop: tuple[str, ...], site: str, *, act: bool
+        self,
+        step: TraceStep,
+        prompt: str,
+        stop: tuple[str, ...],
+        site: str,
+        *,
+        act: Sequence[Tool] | None,
     ) -> str:
-        """One call through the door, timed on ``step``; ``act``: the reply ends in an action."""
+        """One call through the door, timed on ``step``.
+
+        ``act``: the reply ends in an action naming one of these tools (or the finishing
+        one); None for the forced final answer.
+        """
         constraint = None
-        if act and self.door.enforces("grammar", after=True):
-            tools = [t.name for t in self.tools]
-            constraint = react_action(tools, self.settings.watchword, self.settings.finish)
+        if act is not None and self.door.enforces("grammar", after=True):
+            names = [t.name for t in act]
+            constraint = react_action(names, self.settings.watchword, self.settings.finish)
         spec: ReplySpec[str] = ReplySpec(
             constraint=constraint,
             reasks=1 if constraint is not None else 0,
@@ -297,22 +277,23 @@ class ReAct:
         finally:
             step.stop()
 
-    def _find_tool(self, name: str) -> Tool | None:
+    def _find_tool(self, name: str, tools: Sequence[Tool]) -> Tool | None:
         if self._paper:
-            return next((t for t in self.tools if t.name == name), None)
-        key = _tool_key(name)
-        return next((t for t in self.tools if _tool_key(t.name) == key), None)
+            return next((t for t in tools if t.name == name), None)
+        key = tool_key(name)
+        return next((t for t in tools if tool_key(t.name) == key), None)
 
-    def _observe(self, action: Action) -> ToolOutput:
-        tool = self._find_tool(action.tool)
+    def _observe(self, action: Action, tools: Sequence[Tool]) -> ToolOutput:
+        tool = self._find_tool(action.tool, tools)
         if tool is None:
-            names = ", ".join([t.name for t in self.tools] + [self.settings.finish])
+            names = ", ".join([t.name for t in tools] + [self.settings.finish])
             reason = f"{action.tool!r} is not a tool; use one of {names}"
             return ToolOutput(text=no_evidence(reason), error=reason)
         return invoke(tool, action.input)
 
-    def _attempt(self, example: Example | str, trace: Trace, attempt: int) -> str:
-        task_text = question_text(example, self.task)
+    def attempt(self, subject: Subject, tools: list[Tool], trace: Trace, attempt: int) -> str:
+        """Reason and act until ``Finish`` or the iteration limit (see :class:`ToolMethod`)."""
+        task_text = question_text(subject, self.task, view_rows=self.settings.view_rows)
         word, finish = self.settings.watchword, self.settings.finish
         scratchpad = "Thought:"
         stop = ("\nObservation:",) if self._paper else ("\nObservation:", "\nQuestion:")
@@ -321,14 +302,14 @@ class ReAct:
                 kind="step", name="react", prompt_name="react/prompt",
                 arguments={"iteration": iteration, "attempt": attempt},
             ))  # fmt: skip
-            prompt = self.prompt(task_text, scratchpad)
-            text = self._complete(step, prompt, stop, "react/step", act=True)
+            prompt = self.prompt(task_text, scratchpad, tools)
+            text = self._complete(step, prompt, stop, "react/step", act=tools)
             if self._paper:
                 try:
                     action: Action | None = parse_action_paper(text, word)
                 except ParseError as err:
                     step.error = str(err)
-                    raise _RunFailed(str(err)) from None
+                    raise RunFailed(str(err)) from None
             else:
                 action = parse_action(text, word)
             if action is None:
@@ -340,11 +321,11 @@ class ReAct:
                 scratchpad += text.rstrip() + f"\nObservation: {hint}\nThought:"
                 continue
             step.arguments.update(tool=action.tool, input=action.input)
-            if _tool_key(action.tool) == _tool_key(finish):
-                answer = final_answer(action.input, example, self.task)
+            if tool_key(action.tool) == tool_key(finish):
+                answer = final_answer(action.input, subject, self.task)
                 step.arguments["answer"] = answer
                 return answer
-            out = self._observe(action)
+            out = self._observe(action, tools)
             observation = " ".join(out.text.split())
             limit = self.settings.max_observation_chars
             if limit is not None and len(observation) > limit:
@@ -355,10 +336,10 @@ class ReAct:
                 arguments={"input": action.input, "iteration": iteration},
             ))  # fmt: skip
             scratchpad += action.text + f"\nObservation: {observation}\nThought:"
-        return self._stopped(example, task_text, scratchpad, trace)
+        return self._stopped(subject, task_text, scratchpad, trace, tools)
 
     def _stopped(
-        self, example: Example | str, task_text: str, scratchpad: str, trace: Trace
+        self, subject: Subject, task_text: str, scratchpad: str, trace: Trace, tools: list[Tool]
     ) -> str:
         if not self.settings.force_finish:
             trace.add(TraceStep(kind="answer", name="iteration_limit", note=STOPPED))
@@ -370,8 +351,8 @@ class ReAct:
             note="iteration limit reached; asked for the final answer",
         ))  # fmt: skip
         text = self._complete(
-            step, self.prompt(task_text, pad), ("]", "\n"), "react/finish", act=False
+            step, self.prompt(task_text, pad, tools), ("]", "\n"), "react/finish", act=None
         )
-        answer = final_answer(text, example, self.task)
+        answer = final_answer(text, subject, self.task)
         step.arguments["answer"] = answer
         return answer

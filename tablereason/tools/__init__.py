@@ -43,7 +43,9 @@ from tablereason.tools.docstore import (
 from tablereason.tools.llm_tool import LLMTool
 from tablereason.tools.local_search import CorpusText, LeaveOut, LocalCorpus, LocalSearch
 from tablereason.tools.ocr import OCR, OCRFormat, OCRModel, ScienceQAOCR, TextBox, parse_easyocr
+from tablereason.tools.python_tool import PythonTool
 from tablereason.tools.scienceqa_corpus import folder_corpus, scienceqa_corpus
+from tablereason.tools.sql_tool import SQLTool
 from tablereason.tools.table_tool import (
     TABLE_REASONERS,
     ReasonerFactory,
@@ -74,7 +76,9 @@ __all__ = [
     "LocalSearch",
     "OCRFormat",
     "OCRModel",
+    "PythonTool",
     "ReasonerFactory",
+    "SQLTool",
     "ScienceQACaptions",
     "ScienceQAOCR",
     "SearchBackend",

@@ -10,6 +10,8 @@
 | ``llm`` | :class:`~tablereason.tools.llm_tool.LLMTool` | a model |
 | ``calculator`` | :class:`~tablereason.tools.calculator.Calculator` | nothing |
 | ``table`` | :class:`~tablereason.tools.table_tool.TableTool` | a model and tables |
+| ``sql`` | :class:`~tablereason.tools.sql_tool.SQLTool` | tables |
+| ``python`` | :class:`~tablereason.tools.python_tool.PythonTool` | tables |
 | ``image_captioner`` | :class:`~tablereason.tools.captioner.ImageCaptioner` | ScienceQA data |
 | ``ocr`` | :class:`~tablereason.tools.ocr.OCR` | ScienceQA data |
 | ``web_search`` | :class:`~tablereason.tools.web_search.WebSearch` | a backend (none) |
@@ -33,6 +35,8 @@ from tablereason.tools.captioner import ImageCaptioner, ScienceQACaptions
 from tablereason.tools.docstore import DocStore, DocumentExplorer, WikiLookup, WikiSearch
 from tablereason.tools.llm_tool import LLMTool
 from tablereason.tools.ocr import OCR, ScienceQAOCR
+from tablereason.tools.python_tool import PythonTool
+from tablereason.tools.sql_tool import SQLTool
 from tablereason.tools.table_tool import ReasonerFactory, TableTool
 from tablereason.tools.web_search import WebSearch
 
@@ -49,7 +53,7 @@ class ToolContext:
         docstore: Documents for Wikipedia/Lookup; the HotpotQA paragraphs under
             ``data_dir`` when None.
         data_dir: The data root (``$TABLEREASON_DATA_DIR`` when None).
-        tables: Tables the Table tool may answer about, by name.
+        tables: Tables the Table, SQL and Python tools read, by name.
         caption_model: Captioning backend (ScienceQA's precomputed captions when None).
         ocr_model: OCR backend (ScienceQA's precomputed OCR when None).
         search_backend: Web search backend (none: no network).
@@ -90,6 +94,14 @@ class ToolContext:
                 self.docstore = DocStore.from_hotpotqa(self.data_dir)
             self._explorer = DocumentExplorer(self.docstore)
         return self._explorer
+
+    def require_tables(self, tool: str) -> dict[str, Any]:
+        """The tables, or a clear error naming the tool that needs them."""
+        if not self.tables:
+            raise ConfigurationError(
+                f"the {tool} tool needs tables: ToolContext(tables={{'name': table}})"
+            )
+        return self.tables
 
     def require_llm(self, tool: str) -> Any:
         """The model, or a clear error naming the tool that needs it."""
@@ -138,6 +150,14 @@ def _table(ctx: ToolContext) -> Tool:
     return TableTool(ctx.require_llm("Table"), ctx.tables, make_reasoner=ctx.table_reasoner)
 
 
+def _sql(ctx: ToolContext) -> Tool:
+    return SQLTool(ctx.require_tables("SQL"))
+
+
+def _python(ctx: ToolContext) -> Tool:
+    return PythonTool(ctx.require_tables("Python"))
+
+
 def _image_captioner(ctx: ToolContext) -> Tool:
     return ImageCaptioner(ctx.caption_model or ScienceQACaptions(ctx.data_dir))
 
@@ -156,6 +176,8 @@ for _name, _factory in (
     ("llm", _llm),
     ("calculator", _calculator),
     ("table", _table),
+    ("sql", _sql),
+    ("python", _python),
     ("image_captioner", _image_captioner),
     ("ocr", _ocr),
     ("web_search", _web_search),

@@ -89,7 +89,7 @@ def test_settings_profiles_and_validation() -> None:
     assert Chameleon(llm, profile="paper").settings.program.patience == 20
     assert Chameleon(llm, rl_cell_threshold=12).settings.rl_cell_threshold == 12
     with pytest.raises(ConfigurationError):
-        Chameleon(llm, task="wikitq")
+        Chameleon(llm, task="tabfact")
     with pytest.raises(ConfigurationError):
         Chameleon(llm, profile="fast")
     with pytest.raises(ConfigurationError):

@@ -209,7 +209,7 @@ def test_settings_validation() -> None:
     with pytest.raises(ConfigurationError):
         ReWOO(ScriptedLLM(replies=[]), tools=[])
     with pytest.raises(ConfigurationError):
-        ReWOO(ScriptedLLM(replies=[]), tools=[Calculator()], task="wikitq")
+        ReWOO(ScriptedLLM(replies=[]), tools=[Calculator()], task="tabmwp")
     assert PROFILES.names() == ["default", "paper"]
 
 

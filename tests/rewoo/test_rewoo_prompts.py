@@ -29,7 +29,7 @@ def test_template_matches_golden(name: str) -> None:
 def test_every_golden_has_a_template() -> None:
     expected = {f"{n.replace('/', '__')}.txt" for n in NAMES}
     assert {p.name for p in GOLDEN.iterdir()} == expected
-    assert len(NAMES) == 12
+    assert len(NAMES) == 14
 
 
 def test_demo_files_use_the_watchword_placeholder() -> None:

@@ -65,7 +65,7 @@ def test_question_text_for_both_tasks() -> None:
     assert final_answer("(B)", ex, "scienceqa") == "whale"
     assert final_answer("(B)", ex, "hotpotqa") == "(B)"
     with pytest.raises(ConfigurationError):
-        check_task("wikitq")
+        check_task("tabmwp")
 
 
 def test_demo_questions_are_reserved_and_used() -> None:

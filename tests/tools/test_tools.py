@@ -53,6 +53,8 @@ def test_every_registered_tool_builds_and_follows_the_protocol(fixture_data: Pat
         "LLM",
         "Calculator",
         "Table",
+        "SQL",
+        "Python",
         "ImageCaptioner",
         "OCR",
         "Search",
@@ -63,7 +65,7 @@ def test_every_registered_tool_builds_and_follows_the_protocol(fixture_data: Pat
         assert is_no_evidence(tool(""))
     assert tools[0].explorer is tools[1].explorer  # type: ignore[attr-defined]
     lines = describe(tools).splitlines()
-    assert lines[0].startswith("Wikipedia[input]: ") and len(lines) == 8
+    assert lines[0].startswith("Wikipedia[input]: ") and len(lines) == 10
 
 
 def test_unknown_tool_name_suggests_the_closest() -> None:

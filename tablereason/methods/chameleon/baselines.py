@@ -23,6 +23,7 @@ from typing import Any
 from tablereason.llm.base import LLM
 from tablereason.methods.chameleon import scienceqa_modules
 from tablereason.methods.chameleon.answers import LETTERS, match_option
+from tablereason.methods.chameleon.inventory import modules_task
 from tablereason.methods.chameleon.method import Chameleon
 from tablereason.methods.chameleon.session import ChainRun
 from tablereason.prompts.render import render
@@ -64,7 +65,8 @@ class ProgramOfThought(Chameleon):
     name = "program_of_thought"
 
     def __init__(self, llm: LLM, task: str = "tabmwp", profile: str = "default", **kw: Any):
-        super().__init__(llm, task, profile, plan=POT_PLANS.get(task, COT_PLAN), **kw)
+        plan = POT_PLANS.get(modules_task(task), COT_PLAN)
+        super().__init__(llm, task, profile, plan=plan, **kw)
         if task == "scienceqa":
             self.runners["solution_generator"] = program_solution
 

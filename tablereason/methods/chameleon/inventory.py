@@ -146,6 +146,26 @@ _ORDER = {
 }  # fmt: skip
 
 
+TABLE_QUESTION_TASKS = {"wikitq": "tabmwp"}
+"""Tasks that name a question over the user's own table, and the module set they run:
+``wikitq`` (``ask``'s default task, a short answer) runs the TabMWP modules."""
+
+
+def modules_task(task: str) -> str:
+    """The module set a task runs: its own, or TabMWP's for a question over a user's table.
+
+    Raises:
+        ConfigurationError: For a task Chameleon does not take.
+
+    Example:
+        >>> modules_task("wikitq"), modules_task("scienceqa")
+        ('tabmwp', 'scienceqa')
+    """
+    task = TABLE_QUESTION_TASKS.get(task, task)
+    task_modules(task)  # validates the name
+    return task
+
+
 def task_modules(task: str) -> list[str]:
     """The modules a task's planner may choose, in prompt order.
 
@@ -156,7 +176,10 @@ def task_modules(task: str) -> list[str]:
     from tablereason.errors import ConfigurationError
 
     if task not in _ORDER:
-        raise ConfigurationError(f"unknown Chameleon task {task!r}; choose 'tabmwp' or 'scienceqa'")
+        raise ConfigurationError(
+            f"unknown Chameleon task {task!r}; choose 'tabmwp', 'scienceqa' or 'wikitq' "
+            "(a question over your own table, answered with the TabMWP modules)"
+        )
     return list(_ORDER[task])
 
 

@@ -26,7 +26,7 @@ from tablereason.errors import ConfigurationError, TableReasonError
 from tablereason.llm.base import LLM
 from tablereason.methods.chameleon import scienceqa_modules, tabmwp_modules
 from tablereason.methods.chameleon.cache import ChameleonCache
-from tablereason.methods.chameleon.inventory import abbreviate, task_modules
+from tablereason.methods.chameleon.inventory import abbreviate, modules_task, task_modules
 from tablereason.methods.chameleon.planner import (
     check_plan,
     choose_plan,
@@ -35,6 +35,7 @@ from tablereason.methods.chameleon.planner import (
 )
 from tablereason.methods.chameleon.session import ChainRun
 from tablereason.methods.chameleon.settings import profile_settings
+from tablereason.methods.chameleon.table_view import shown
 from tablereason.methods.constraints.tools import module_list
 from tablereason.prompts.render import render, template_hash, template_names
 from tablereason.trace.record import Prediction, Trace, TraceStep
@@ -53,7 +54,9 @@ class Chameleon:
 
     Args:
         llm: Any backend of the :class:`~tablereason.llm.LLM` protocol.
-        task: ``"tabmwp"`` or ``"scienceqa"``.
+        task: ``"tabmwp"``, ``"scienceqa"``, or ``"wikitq"``: a question over one's own
+            table (``ask``'s default task), answered with the TabMWP modules; a large
+            table is shown as a bounded view (``view_rows``).
         profile: ``"default"`` or ``"paper"``.
         plan: A fixed module sequence instead of the planner (how the chain-of-thought
             and program-of-thought baselines run). It must pass the validity rules.
@@ -81,7 +84,8 @@ class Chameleon:
         sandbox: PythonSandbox | None = None,
         **overrides: Any,
     ) -> None:
-        task_modules(task)  # validates the task name
+        self.asked_task = task
+        task = modules_task(task)  # validates the task name
         self.llm = llm
         self.task = task
         self.settings = profile_settings(profile, task, **overrides)
@@ -109,6 +113,7 @@ class Chameleon:
         return {
             "method": self.name,
             "task": self.task,
+            "asked_task": self.asked_task,
             "plan": self.fixed_plan,
             "settings": self.settings.model_dump(mode="json"),
             "prompts": {n: template_hash(n) for n in template_names("chameleon")},
@@ -217,7 +222,8 @@ class Chameleon:
             table = cache.table
             return render(
                 "chameleon/tabmwp_planner", modules=module_descriptions("tabmwp"),
-                table=tabmwp_modules.table_text(table), question=cache.question,
+                table=shown(table, cache.question, self.settings.view_rows),
+                question=cache.question,
             )  # fmt: skip
         return render(
             "chameleon/scienceqa_planner", modules=module_descriptions("scienceqa"),

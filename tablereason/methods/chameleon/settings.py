@@ -73,6 +73,10 @@ class ChameleonSettings(BaseModel):
         constrain: Send the planner's reply constraint (a list of the task's module
             names) to models that enforce it. The paper profile asks as the published
             code does: off unless set.
+        view_rows: A TabMWP-task table of more lines than this (header included) is
+            shown as a bounded view of this many lines, and programs get it whole as
+            ``df`` (None: every table whole, however large). TabMWP's own tables have
+            at most 11 lines, so both profiles show them whole, as published.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -103,6 +107,7 @@ class ChameleonSettings(BaseModel):
     match_options: bool = True
     cot_caption: bool = False
     constrain: bool = True
+    view_rows: int | None = Field(default=30, ge=4)
 
 
 def profile_settings(profile: str, task: str, **overrides: Any) -> ChameleonSettings:

@@ -4,7 +4,8 @@ Row and column lookup ask the model to *name* rows (by number) or columns (by
 name) and apply the choice with :meth:`Table.select_rows` /
 :meth:`Table.select_columns`; an unparsable reply keeps the table and records the
 error (the published code pastes the reply in as the new table). Programs run
-only in the sandbox.
+only in the sandbox. A table larger than the settings' ``view_rows`` is shown as a
+bounded view and programs get it whole as ``df`` (:mod:`.table_view`).
 
 Example:
     >>> from tablereason.table import Table
@@ -26,34 +27,26 @@ from tablereason.methods.chameleon.answers import (
     match_option,
 )
 from tablereason.methods.chameleon.session import ChainRun
+from tablereason.methods.chameleon.table_view import has_header, program_inputs, shown, table_text
 from tablereason.prompts.render import render, template
 from tablereason.sandbox.python import run_python
 from tablereason.sandbox.verify import generate_and_verify, strip_fences, verify_program
-from tablereason.table.value import Table
 
-_GENERIC = re.compile(r"^Column \d+$")
+__all__ = ["RUNNERS", "has_header", "parse_columns", "parse_rows", "table_text"]
 _LEADING_NUMBER = re.compile(
     r"^\s*\$?\s*(-?(?:\d[\d,]*)?\.?\d+(?:\s*/\s*\d+)?)\s*(?:[A-Za-z%$][\w\s.'$%-]*)?$"
 )
 _FEEDBACK = "\n# The previous program failed: {feedback}\n# Write a corrected program.\n"
 
 
-def has_header(table: Table) -> bool:
-    """False for TabMWP's headerless tables (columns named ``Column 1``, ``Column 2``...)."""
-    return not all(_GENERIC.match(c) for c in table.columns)
+def _shown(run: ChainRun, *, rows: bool = False) -> str:
+    """The current table as this run's prompts show it (bounded when it is large)."""
+    return shown(run.cache.table, run.cache.question, run.settings.view_rows, rows=rows)
 
 
-def table_text(table: Table) -> str:
-    """The table in TabMWP's text form: ``a | b`` lines, the header first when it has one."""
-    lines = [" | ".join(table.columns)] if has_header(table) else []
-    lines += [" | ".join(row) for row in table.rows()]
-    return "\n".join(lines)
-
-
-def _numbered(table: Table) -> str:
-    lines = [f"header : {' | '.join(table.columns)}"] if has_header(table) else []
-    lines += [f"row {i} : {' | '.join(row)}" for i, row in enumerate(table.rows(), 1)]
-    return "\n".join(lines)
+def _inputs(run: ChainRun) -> dict[str, object] | None:
+    """The inputs of a program: the whole table as ``df`` when the prompt shows a view."""
+    return program_inputs(run.cache.table, run.settings.view_rows)
 
 
 def question_text(run: ChainRun) -> str:
@@ -137,7 +130,7 @@ def row_lookup(run: ChainRun) -> None:
         return run.finish(step)
     prompt = render(
         "chameleon/tabmwp_row_lookup",
-        question=question_text(run), table=_numbered(cache.table), context=_context_block(run),
+        question=question_text(run), table=_shown(run, rows=True), context=_context_block(run),
     )  # fmt: skip
     reply = run.ask(step, prompt, prompt_name="tabmwp_row_lookup",
                     max_tokens=settings.lookup_max_tokens, stop=("\n\n",))  # fmt: skip
@@ -165,7 +158,7 @@ def column_lookup(run: ChainRun) -> None:
         return run.finish(step)
     prompt = render(
         "chameleon/tabmwp_column_lookup",
-        question=question_text(run), table=table_text(cache.table), context=_context_block(run),
+        question=question_text(run), table=_shown(run), context=_context_block(run),
     )  # fmt: skip
     reply = run.ask(step, prompt, prompt_name="tabmwp_column_lookup",
                     max_tokens=settings.lookup_max_tokens, stop=("\n\n",))  # fmt: skip
@@ -193,7 +186,7 @@ def table_verbalizer(run: ChainRun) -> None:
     step = run.step("table_verbalizer")
     prompt = render(
         "chameleon/tabmwp_verbalizer",
-        question=question_text(run), table=table_text(cache.table), context=_context_block(run),
+        question=question_text(run), table=_shown(run), context=_context_block(run),
     )  # fmt: skip
     reply = run.ask(step, prompt, prompt_name="tabmwp_verbalizer",
                     max_tokens=run.settings.verbalizer_max_tokens,
@@ -209,7 +202,7 @@ def knowledge_retrieval(run: ChainRun) -> None:
     step = run.step("knowledge_retrieval")
     prompt = render(
         "chameleon/tabmwp_knowledge",
-        table=table_text(cache.table), context=_context_block(run), question=question_text(run),
+        table=_shown(run), context=_context_block(run), question=question_text(run),
     )  # fmt: skip
     reply = run.ask(step, prompt, prompt_name="tabmwp_knowledge",
                     max_tokens=run.settings.knowledge_max_tokens, stop=("\n\nTable:",))  # fmt: skip
@@ -225,7 +218,7 @@ def _program_prompt(run: ChainRun) -> str:
         "chameleon/tabmwp_program",
         demos=template(f"chameleon/tabmwp_program_demos_{kind}"),
         regarding=f" regarding {cache.title}" if cache.title else "",
-        table=table_text(cache.table),
+        table=_shown(run),
         context=f"\n\n{cache.context}" if cache.context else "",
         question=question_text(run),
         kind="a string selected from the options in the question" if cache.choices else "a number",
@@ -260,7 +253,7 @@ def program_generator_and_verifier(run: ChainRun) -> None:
         run.finish(step)
         return reply
 
-    outcome = generate_and_verify(generate, settings, None, run.sandbox)
+    outcome = generate_and_verify(generate, settings, _inputs(run), run.sandbox)
     steps = [s for s in run.trace.steps if s.name == "program_generator_and_verifier"]
     for step, attempt in zip(steps[-len(outcome.attempts) :], outcome.attempts, strict=True):
         step.arguments["verified"] = attempt.verified
@@ -279,7 +272,7 @@ def _execute(run: ChainRun, program: str) -> tuple[object, str | None]:
         result = run.executions[program]
     else:
         code = strip_fences(program) if settings.strip_fences else program
-        result = run_python(code, None, settings.limits, answer=settings.answer,
+        result = run_python(code, _inputs(run), settings.limits, answer=settings.answer,
                             mode=settings.mode, sandbox=run.sandbox)  # fmt: skip
         run.executions[program] = result
     return result.value, result.error
@@ -293,7 +286,7 @@ def program_verifier(run: ChainRun) -> None:
         step.error = "no program to verify"
         run.cache.program_verified = False
     else:
-        attempt = verify_program(program, run.settings.program, None, run.sandbox)
+        attempt = verify_program(program, run.settings.program, _inputs(run), run.sandbox)
         if attempt.result is not None:
             run.executions[program] = attempt.result
         run.cache.program_verified = attempt.verified
@@ -326,7 +319,7 @@ def solution_generator(run: ChainRun) -> None:
         "chameleon/tabmwp_solution",
         demos=template(f"chameleon/tabmwp_solution_demos_{kind}"),
         regarding=f" regarding {cache.title}" if cache.title else "",
-        table=table_text(cache.table),
+        table=_shown(run),
         context=f"\n\n{cache.context}" if cache.context else "",
         question=question_text(run),
     )

@@ -14,7 +14,10 @@ temperature 0) and ``"paper"`` (the reference: four longer demos and the referen
 parser and worker quirks: column-0 lines only, ``#E10+`` dropped, last input
 character dropped, evidence wrapped in brackets and passed whole, plans paired with
 evidence by index, temperature 0.5, up to 3 attempts per question). docs/tools.md
-lists the differences.
+lists the differences. Over the user's tables (task ``"wikitq"`` or ``"tabfact"``)
+the planner sees each table's bounded view and plans SQL and Python calls (the SQL
+worker and the sandbox). The attempt loop, tool reset and failure are
+:class:`~tablereason.methods.tool_loop.ToolMethod`'s, shared with ReAct.
 
 Example:
     >>> from tablereason.llm import ScriptedLLM
@@ -32,8 +35,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tablereason.calls import Door, ReplySpec
-from tablereason.errors import ConfigurationError, ParseError, TableReasonError
+from tablereason.calls import ReplySpec
+from tablereason.errors import ConfigurationError, ParseError
 from tablereason.llm.base import LLM
 from tablereason.methods.constraints.tools import rewoo_plan
 from tablereason.methods.rewoo.evidence import worker_log
@@ -44,21 +47,19 @@ from tablereason.methods.rewoo.parse import (
     parse_worker_plan_paper,
 )
 from tablereason.methods.rewoo.workers import Workers
+from tablereason.methods.tool_loop import RunFailed, ToolMethod
 from tablereason.methods.tool_tasks import (
-    TextTask,
+    TABLE_TASKS,
+    VIEW_ROWS,
+    Subject,
     check_task,
-    default_tools,
     final_answer,
     question_text,
 )
-from tablereason.prompts.render import render, template_hash, template_names
+from tablereason.prompts.render import render
 from tablereason.registry import Registry
-from tablereason.tools.base import (
-    Tool,
-    describe,
-    is_no_evidence,
-)
-from tablereason.trace.record import Prediction, Trace, TraceStep
+from tablereason.tools.base import Tool, describe, is_no_evidence
+from tablereason.trace.record import Trace, TraceStep
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.datasets import Example
@@ -94,6 +95,8 @@ class ReWOOSettings(BaseModel):
             Tool[input]`` lines naming the method's tools, numbered in order, within
             ``max_steps``) to models that enforce it. The paper profile asks as the
             reference does: off unless set.
+        view_rows: Lines of each table's view (columns and rows) in a table task's
+            planner prompt, whatever the table's size.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -113,6 +116,7 @@ class ReWOOSettings(BaseModel):
     stop: tuple[str, ...] = ("\nQuestion:", "\n\n")
     solver_stop: tuple[str, ...] = ("\n",)
     constrain: bool = True
+    view_rows: int = Field(default=VIEW_ROWS, ge=4)
 
 
 PROFILES: Registry[ReWOOSettings] = Registry("ReWOO profile")
@@ -149,18 +153,16 @@ def _one_line(task_text: str) -> str:
     return " ".join(task_text.removeprefix("Question:").split())
 
 
-class _RunFailed(TableReasonError):
-    """One attempt crashed the way the reference crashes (the paper profile retries)."""
-
-
-class ReWOO:
-    """Planner, workers and solver over pluggable tools, for HotpotQA and ScienceQA.
+class ReWOO(ToolMethod):
+    """Planner, workers and solver over pluggable tools, or over the user's tables.
 
     Args:
         llm: Any backend of the LLM protocol (planner and solver; tools carry their own).
         tools: The tools; defaults to :func:`~tablereason.methods.tool_tasks.default_tools`
-            for the task (which needs the data folder for HotpotQA).
-        task: ``"hotpotqa"`` or ``"scienceqa"``.
+            for the task (which needs the data folder for HotpotQA), and for a table task
+            SQL and Python over the question's tables.
+        task: ``"hotpotqa"``, ``"scienceqa"``, or a table task: ``"wikitq"``
+            (``run(table, question)``) or ``"tabfact"`` (a statement).
         profile: ``"default"`` or ``"paper"``.
         demos: Planner demos; the task's demo file when None.
         data_dir: Data folder the default tools read (HotpotQA paragraphs, ScienceQA
@@ -175,6 +177,7 @@ class ReWOO:
     """
 
     name: ClassVar[str] = "rewoo"
+    prompt_folder: ClassVar[str] = "rewoo"
 
     def __init__(
         self,
@@ -187,24 +190,28 @@ class ReWOO:
         data_dir: str | None = None,
         **overrides: Any,
     ) -> None:
-        self.llm = llm
-        self.task: TextTask = check_task(task)
         base = PROFILES.get(profile)
         try:
-            self.settings = ReWOOSettings.model_validate({**base.model_dump(), **overrides})
+            settings = ReWOOSettings.model_validate({**base.model_dump(), **overrides})
         except ValueError as err:
             raise ConfigurationError(f"invalid ReWOO settings: {err}") from None
-        self.tools: list[Tool] = (
-            list(tools) if tools is not None else default_tools(self.task, llm, data_dir=data_dir)
-        )
-        if not self.tools:
+        self.settings: ReWOOSettings = settings
+        super().__init__(llm, tools, task=task, data_dir=data_dir, settings=settings)
+        if not self.tools and not self.table_task:
             raise ConfigurationError("ReWOO needs at least one tool")
-        self.demos = (
-            demos if demos is not None else render(f"rewoo/{self.settings.demo_set}_{self.task}")
+        # The table demos are the same in both profiles: the reference has none.
+        demo_name = (
+            "rewoo/demos_table"
+            if check_task(task) in TABLE_TASKS
+            else f"rewoo/{self.settings.demo_set}_{self.task}"
         )
-        self.door = Door(llm, site="rewoo", constrain=self.settings.constrain)
-        self.workers = Workers(
-            self.tools,
+        self.demos = demos if demos is not None else render(demo_name)
+        self.workers = self.workers_for(self.tools)
+
+    def workers_for(self, tools: list[Tool]) -> Workers:
+        """The workers that run a plan's steps with ``tools``."""
+        return Workers(
+            tools,
             paper=self.settings.profile == "paper",
             concurrent=self.settings.concurrent,
             max_workers=self.settings.max_workers,
@@ -218,32 +225,21 @@ class ReWOO:
     def _paper(self) -> bool:
         return self.settings.profile == "paper"
 
-    def config(self) -> dict[str, Any]:
-        """Task, settings, tools and a hash of every prompt template."""
-        return {
-            "method": self.name,
-            "task": self.task,
-            "settings": self.settings.model_dump(),
-            "tools": [t.name for t in self.tools],
-            "prompts": {n: template_hash(n) for n in template_names("rewoo")},
-        }
-
-    def task_text(self, example: Example | str) -> str:
+    def task_text(self, example: Example | str | Subject) -> str:
         """The question as planner and solver see it (paper: the raw question)."""
+        subject = example if isinstance(example, Subject) else Subject(example)
         if self._paper and self.task == "hotpotqa":
-            return example if isinstance(example, str) else example.question
-        return question_text(example, self.task)
+            return subject.question
+        return question_text(subject, self.task, view_rows=self.settings.view_rows)
 
-    def planner_prompt(self, task_text: str) -> str:
-        """The planner prompt for ``task_text``."""
+    def planner_prompt(self, task_text: str, tools: Sequence[Tool] | None = None) -> str:
+        """The planner prompt for ``task_text`` (with the method's tools when None)."""
+        shown = describe(list(self.tools if tools is None else tools))
         if self._paper:
             return render(
-                "rewoo/paper_planner", tools=describe(self.tools), demos=self.demos,
-                question=task_text,
+                "rewoo/paper_planner", tools=shown, demos=self.demos, question=task_text,
             ) + "\n"  # fmt: skip
-        return render(
-            "rewoo/planner", tools=describe(self.tools), demos=self.demos, question=task_text
-        )
+        return render("rewoo/planner", tools=shown, demos=self.demos, question=task_text)
 
     def solver_prompt(self, task_text: str, worker_log: str) -> str:
         """The solver prompt."""
@@ -253,38 +249,6 @@ class ReWOO:
 
     # ------------------------------------------------------------------ run
 
-    def __call__(self, example: Example | str) -> Prediction:
-        """Same as :meth:`run`, for code that calls the method as a function."""
-        return self.run(example)
-
-    def run(self, example: Example | str) -> Prediction:
-        """Plan, run the tools, and answer.
-
-        Args:
-            example: A dataset example (HotpotQA or ScienceQA) or a bare question.
-
-        Returns:
-            The answer (an option text for ScienceQA) and a trace with the plan, every
-            tool call and the solver call. Never raises on a bad model answer; an LLM
-            failure (after the paper profile's attempts) sets ``Prediction.error``.
-        """
-        question = example if isinstance(example, str) else example.question
-        trace = Trace(method=f"{self.name}/{self.settings.profile}", question=question)
-        for tool in self.tools:
-            reset = getattr(tool, "reset", None)
-            if callable(reset):
-                reset()
-        last_error = ""
-        for attempt in range(1, self.settings.attempts + 1):
-            try:
-                answer = self._attempt(example, trace, attempt)
-            except TableReasonError as err:  # _RunFailed included
-                last_error = f"attempt {attempt}: {type(err).__name__}: {err}"
-                trace.add(TraceStep(kind="error", name=type(err).__name__, error=last_error))
-                continue
-            return Prediction(answer=answer, trace=trace)
-        return Prediction(answer="", trace=trace, error=last_error)
-
     def _ask(self, step: TraceStep, prompt: str, spec: ReplySpec[str], site: str) -> str:
         """One call through the door, timed on ``step``; the reply's text."""
         step.start()
@@ -293,22 +257,24 @@ class ReWOO:
         finally:
             step.stop()
 
-    def _plan_constraint(self) -> Constraint | None:
+    def _plan_constraint(self, tools: Sequence[Tool]) -> Constraint | None:
         """The plan's grammar (built only when it would be sent)."""
         if not self.door.enforces("grammar"):
             return None
         steps = self.settings.max_steps or 9  # the reference reads #E1 to #E9
-        return rewoo_plan([t.name for t in self.tools], steps=steps)
+        return rewoo_plan([t.name for t in tools], steps=steps)
 
-    def _attempt(self, example: Example | str, trace: Trace, attempt: int) -> str:
-        task_text = self.task_text(example)
-        prompt = self.planner_prompt(task_text)
+    def attempt(self, subject: Subject, tools: list[Tool], trace: Trace, attempt: int) -> str:
+        """Plan, run the tools, and answer (see :class:`ToolMethod`)."""
+        example = subject
+        task_text = self.task_text(subject)
+        prompt = self.planner_prompt(task_text, tools)
         prefix = "rewoo/paper_" if self._paper else "rewoo/"
         step = trace.add(TraceStep(
             kind="plan", name="planner", prompt_name=prefix + "planner",
             arguments={"attempt": attempt},
         ))  # fmt: skip
-        constraint = self._plan_constraint()
+        constraint = self._plan_constraint(tools)
         spec: ReplySpec[str] = ReplySpec(
             constraint=constraint,
             reasks=1 if constraint is not None else 0,
@@ -322,7 +288,7 @@ class ReWOO:
             plan = parse_worker_plan_paper(reply) if self._paper else parse_worker_plan(reply)
         except ParseError as err:
             step.error = str(err)
-            raise _RunFailed(f"the plan could not be read: {err}") from None
+            raise RunFailed(f"the plan could not be read: {err}") from None
         plan = bounded(plan, self.settings.max_steps)
         step.arguments.update(
             steps=[s.model_dump() for s in plan.steps], format=plan.format,
@@ -330,9 +296,12 @@ class ReWOO:
         )  # fmt: skip
         if not plan.steps:
             step.error = "no evidence step could be read; the solver answers without evidence"
-        evidence = self.workers.run(plan, trace)
+        workers = self.workers if tools is self.tools else self.workers_for(tools)
+        evidence = workers.run(plan, trace)
         worker_log = self._worker_log(plan, evidence, task_text)
-        solver_prompt = self.solver_prompt(task_text, worker_log)
+        # A table task's solver reads the question, not the table: the evidence holds it.
+        asked = question_text(subject.example, self.task) if subject.tables else task_text
+        solver_prompt = self.solver_prompt(asked, worker_log)
         solver = trace.add(TraceStep(kind="answer", name="solver", prompt_name=prefix + "solver"))
         spec = ReplySpec[str](
             max_tokens=self.settings.solver_max_tokens,
@@ -347,7 +316,7 @@ class ReWOO:
             answer, note = self._answer(raw, example, plan, evidence)
         if not answer.strip() and not self._paper:
             solver.error = note or "no answer"
-            return self._fallback(example, task_text, trace)
+            return self._fallback(example, asked, trace)
         solver.arguments["answer"] = answer
         solver.note = note
         return answer
@@ -357,7 +326,7 @@ class ReWOO:
         bound = self.settings.max_steps
         return self.settings.stop + ((f"\n#E{bound + 1}",) if bound is not None else ())
 
-    def _fallback(self, example: Example | str, task_text: str, trace: Trace) -> str:
+    def _fallback(self, example: Subject, task_text: str, trace: Trace) -> str:
         """Default profile: the solver gave no answer, so ask the question once without evidence."""
         step = trace.add(TraceStep(
             kind="answer", name="fallback", prompt_name="rewoo/fallback",
@@ -374,7 +343,7 @@ class ReWOO:
         return answer
 
     def _answer(
-        self, raw: str, example: Example | str, plan: ParsedPlan, evidence: dict[str, str]
+        self, raw: str, example: Subject, plan: ParsedPlan, evidence: dict[str, str]
     ) -> tuple[str, str | None]:
         """The solver's answer; lines that merely echo the plan format are skipped.
 
@@ -406,5 +375,5 @@ class ReWOO:
                     for i, p in enumerate(plan.plans)
                 )
             except KeyError as err:
-                raise _RunFailed(f"a plan has no evidence {err} (plans paired by index)") from None
+                raise RunFailed(f"a plan has no evidence {err} (plans paired by index)") from None
         return worker_log(plan.steps, evidence, task_text, self.settings.max_evidence_chars)

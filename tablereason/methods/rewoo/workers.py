@@ -24,12 +24,9 @@ from typing import Any
 
 from tablereason.methods.rewoo.evidence import focus
 from tablereason.methods.rewoo.parse import REFERENCE, ParsedPlan, PlanStep
+from tablereason.methods.tool_tasks import tool_key
 from tablereason.tools.base import Tool, ToolOutput, invoke, no_evidence
 from tablereason.trace.record import Trace, TraceStep
-
-
-def _tool_key(name: str) -> str:
-    return "".join(name.lower().split()).replace("_", "")
 
 
 class Workers:
@@ -70,8 +67,8 @@ class Workers:
         """The tool called ``name`` (paper: exact; default: ignoring case and spaces)."""
         if self.paper:  # exact name, not stripped (the reference)
             return next((t for t in self.tools if t.name == name), None)
-        key = _tool_key(name)
-        return next((t for t in self.tools if _tool_key(t.name) == key), None)
+        key = tool_key(name)
+        return next((t for t in self.tools if tool_key(t.name) == key), None)
 
     def call(self, step: PlanStep, tool_name: str, tool_input: str) -> ToolOutput:
         """Run one step; an unknown tool or a call without ``Tool[...]`` gives text evidence."""
