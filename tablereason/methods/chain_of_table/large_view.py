@@ -34,6 +34,12 @@ SHOWN_VALUES = 3
 """Frequent values listed for other columns."""
 VALUE_CHARS = 40
 """Values in column lines are cut to this many characters."""
+CELL_CHARS = 100
+"""Cells of the rows shown are cut to this many characters."""
+VIEW_COLUMNS = 40
+"""Most columns a view describes and shows; a wider table names the rest on one line."""
+HIDDEN_CHARS = 400
+"""The line naming the columns not shown is cut to this many characters."""
 
 _WORD = re.compile(r"[0-9a-z][0-9a-z'.-]*[0-9a-z]|[0-9a-z]", re.I)
 
@@ -122,8 +128,15 @@ def view_text(
     budget: int,
     head: int = HEAD_ROWS,
     cache: table_profile.ProfileCache | None = None,
+    columns: int = VIEW_COLUMNS,
 ) -> str:
     """The bounded view of a large table (without the ``/*`` ``*/`` wrapper).
+
+    The view is bounded in both directions: at most ``budget`` lines, at most
+    ``columns`` columns described and shown (those whose names share a word with the
+    question first, then the others in table order; the rest are named on one line of
+    at most :data:`HIDDEN_CHARS` characters), and each cell of a row cut to
+    :data:`CELL_CHARS` characters.
 
     Args:
         table: The table to show.
@@ -133,11 +146,26 @@ def view_text(
             ``view_rows``); at least ``head`` rows are always shown.
         head: First rows always shown.
         cache: Column profiles of earlier views of the same run.
-    """
+        columns: Most columns described and shown.
+
+    Example:
+        >>> from tablereason.table import Table
+        >>> wide = Table.from_records([f"c{i}" for i in range(50)] + ["price"], [["1"] * 51])
+        >>> view = view_text(wide, "what is the price?", caption=None, budget=60, columns=3)
+        >>> view.splitlines()[1:3]
+        ['col : c0 | c1 | price', 'more columns : 48 not shown : c2 | c3 | c4 | c5 | c6 | c7 | c8 | c9 | c10 | c11 | c12 | c13 | c14 | c15 | c16 | c17 | c18 | c19 | c20 | c21 | c22 | c23 | c24 | c25 | c26 | c27 | c28 | c29 | c30 | c31 | c32 | c33 | c34 | c35 | c36 | c37 | c38 | c39 | c40 | c41 | c42 | c43 | c44 | c45 | c46 | c47 | c48 | c49']
+    """  # noqa: E501
+    names = shown_columns(table.columns, question, columns)
+    hidden = [h for h in table.columns if h not in set(names)]
+    if hidden:
+        table = table.select_columns(names)
     summary = table_profile.profile(table, examples=TOP_VALUES, cache=cache)
     lines = [] if caption is None else [f"table caption : {views.cell(caption)}"]
     lines.append(f"rows : {table.num_rows}")
     lines.append("col : " + " | ".join(views.cell(h) for h in table.columns))
+    if hidden:
+        rest = _short(" | ".join(views.cell(h) for h in hidden), HIDDEN_CHARS)
+        lines.append(f"more columns : {len(hidden)} not shown : {rest}")
     lines += [column_line(c) for c in summary.columns]
     room = max(budget - len(summary.columns), head)
     if table.num_rows <= room:
@@ -157,8 +185,30 @@ def view_text(
     if positions:
         rows = table.select_rows(positions).rows()
         for position, row in zip(positions, rows, strict=True):
-            lines.append(f"row {position + 1} : " + " | ".join(views.cell(c) for c in row))
+            lines.append(f"row {position + 1} : " + " | ".join(_short(c, CELL_CHARS) for c in row))
     return "\n".join(lines)
+
+
+def shown_columns(names: Sequence[str], question: str, limit: int = VIEW_COLUMNS) -> list[str]:
+    """The columns a view shows, in table order: all of them, or ``limit`` chosen.
+
+    A table of more than ``limit`` columns shows first those whose names share a word
+    with the question, then the others in table order.
+
+    Example:
+        >>> shown_columns(["a", "b", "year", "c"], "which year?", 2)
+        ['a', 'year']
+    """
+    if len(names) <= limit:
+        return list(names)
+    terms = {t for t in question_terms(question) if " " not in t}
+    named = [n for n in names if terms & {w.lower() for w in _WORD.findall(n)}][:limit]
+    chosen = set(named)
+    for name in names:
+        if len(chosen) >= limit:
+            break
+        chosen.add(name)
+    return [n for n in names if n in chosen]
 
 
 def group_block(column: str, groups: Sequence[tuple[str, int]], total: int | None) -> str:

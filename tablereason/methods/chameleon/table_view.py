@@ -47,8 +47,22 @@ def numbered(table: Table) -> str:
 
 
 def fits(table: Table, view_rows: int | None) -> bool:
-    """Whether ``table`` is shown whole: no bound, or at most ``view_rows`` lines."""
-    return view_rows is None or table.num_rows + (1 if has_header(table) else 0) <= view_rows
+    """Whether ``table`` is shown whole: no bound, or small in every direction.
+
+    Small means at most ``view_rows`` lines, at most the view's number of columns
+    (:data:`~tablereason.methods.chain_of_table.large_view.VIEW_COLUMNS`) and no cell
+    longer than the view's cut (``CELL_CHARS``); any other table gets the bounded view.
+    """
+    if view_rows is None:
+        return True
+    from tablereason.methods.chain_of_table.large_view import CELL_CHARS, VIEW_COLUMNS
+
+    if table.num_rows + (1 if has_header(table) else 0) > view_rows:
+        return False
+    if len(table.columns) > VIEW_COLUMNS:
+        return False
+    cells = [*table.columns, *(c for row in table.rows() for c in row)]
+    return all(len(c) <= CELL_CHARS for c in cells)
 
 
 def bounded_view(table: Table, question: str, view_rows: int) -> str:
@@ -63,8 +77,12 @@ def bounded_view(table: Table, question: str, view_rows: int) -> str:
 
     view = view_text(table, question, caption=None, budget=view_rows)
     shown = sum(1 for line in view.splitlines() if line.startswith("row "))
+    if shown < table.num_rows:
+        rows = f"the {shown} above are some of them"
+    else:
+        rows = "all of them are above, some cells or columns cut"
     return (
-        f"{view}\n(The table has {table.num_rows} rows; the {shown} above are some of them. "
+        f"{view}\n(The table has {table.num_rows} rows; {rows}. "
         "A program reads every row as the pandas DataFrame df.)"
     )
 
