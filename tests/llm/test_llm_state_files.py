@@ -14,29 +14,17 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from llama_stand_in import install
+from test_llm_prefix_reuse import QUESTIONS, ask
 
-from tablereason.llm import LocalLlama, Request
+from tablereason.llm import LocalLlama
 from tablereason.llm.backends.state_files import MAGIC, SUFFIX, StateFolder
 
-DEMOS = {
-    "plan": ("chain/plan", "plan the chain " + "demo row tabfact " * 9),
-    "answer": ("chain/answer", "answer from the table " + "example answer " * 7),
-}
-QUESTIONS = ["table one two three question", "other table with rows", "a b c d e f g", "x"]
+KINDS = ("plan-tabfact", "answer")
 
 
 @pytest.fixture
-def model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    install(monkeypatch)
-    path = tmp_path / "tiny.gguf"
-    path.write_bytes(b"GGUF")
-    return path
-
-
-def ask(llm: LocalLlama, kind: str, question: str) -> str:
-    site, demos = DEMOS[kind]
-    return llm.complete(Request(prompt=f"{demos} {question}", call_site=site, max_tokens=4)).text
+def model(stand_in_model: Path) -> Path:
+    return stand_in_model
 
 
 def process(model: Path, folder: Path, **options: object) -> LocalLlama:
@@ -53,8 +41,8 @@ def warm_up(model: Path, folder: Path) -> None:
     """A first process that saves one state per kind to the folder."""
     first = process(model, folder)
     for question in QUESTIONS[:2]:
-        ask(first, "plan", question)
-        ask(first, "answer", question)
+        for kind in KINDS:
+            ask(first, kind, question)
     assert first.prefixes is not None and first.prefixes.stats().written == 2
 
 
@@ -68,7 +56,7 @@ def test_a_new_process_restores_the_states_on_disk(model: Path, tmp_path: Path) 
     assert len(state_files(folder)) == 2
     second = process(model, folder)
     baseline = fresh(model)
-    for kind in ("plan", "answer"):
+    for kind in KINDS:
         assert ask(second, kind, QUESTIONS[2]) == ask(baseline, kind, QUESTIONS[2])
     stats, store = second.reuse_stats(), second.prefixes
     assert store is not None and store.stats().loaded == 2 and store.stats().written == 0
@@ -80,7 +68,7 @@ def test_a_new_process_restores_the_states_on_disk(model: Path, tmp_path: Path) 
 )
 @given(
     st.lists(
-        st.lists(st.tuples(st.sampled_from(sorted(DEMOS)), st.sampled_from(QUESTIONS)), max_size=6),
+        st.lists(st.tuples(st.sampled_from(KINDS), st.sampled_from(QUESTIONS)), max_size=6),
         min_size=1,
         max_size=4,
     ),
@@ -131,7 +119,7 @@ def test_a_damaged_file_is_ignored(
     for file in state_files(folder):
         file.write_bytes(_damaged(file.read_bytes(), how, at))
     second = process(model, folder)
-    for kind in ("plan", "answer"):
+    for kind in KINDS:
         assert ask(second, kind, QUESTIONS[2]) == ask(fresh(model), kind, QUESTIONS[2])
     assert second.prefixes is not None and second.prefixes.stats().loaded == 0
     assert second.reuse_stats().from_states == 0
@@ -148,7 +136,7 @@ def test_states_of_another_model_or_settings_are_not_restored(
         second = process(model, folder)
     else:
         second = process(model, folder, n_ctx=512)
-    assert ask(second, "plan", QUESTIONS[2]) == ask(fresh(model), "plan", QUESTIONS[2])
+    assert ask(second, KINDS[0], QUESTIONS[2]) == ask(fresh(model), KINDS[0], QUESTIONS[2])
     assert second.reuse_stats().from_states == 0
 
 
@@ -162,7 +150,7 @@ def test_a_half_written_file_is_never_read(model: Path, tmp_path: Path) -> None:
         file.unlink()
     (folder / ".partial-abc").write_bytes(whole[: len(whole) // 2])
     second = process(model, folder)
-    assert ask(second, "plan", QUESTIONS[2]) == ask(fresh(model), "plan", QUESTIONS[2])
+    assert ask(second, KINDS[0], QUESTIONS[2]) == ask(fresh(model), KINDS[0], QUESTIONS[2])
     assert second.reuse_stats().from_states == 0
 
 
@@ -185,7 +173,7 @@ def test_a_folder_that_cannot_be_written_costs_only_the_files(
     llm = process(model, blocked)
     with caplog.at_level(logging.WARNING):
         for question in QUESTIONS[:3]:
-            for kind in ("plan", "answer"):
+            for kind in KINDS:
                 assert ask(llm, kind, question) == ask(fresh(model), kind, question)
     assert llm.reuse_stats().from_states >= 2  # the states in memory still serve
     assert llm.prefixes is not None and llm.prefixes.stats().written == 0
@@ -196,8 +184,8 @@ def test_a_file_removed_after_it_was_listed_is_a_miss(model: Path, tmp_path: Pat
     folder = tmp_path / "states"
     warm_up(model, folder)
     second = process(model, folder)
-    ask(second, "answer", QUESTIONS[3])  # lists the folder
+    ask(second, KINDS[1], QUESTIONS[3])  # lists the folder
     for file in state_files(folder):
         file.unlink()
-    assert ask(second, "plan", QUESTIONS[2]) == ask(fresh(model), "plan", QUESTIONS[2])
+    assert ask(second, KINDS[0], QUESTIONS[2]) == ask(fresh(model), KINDS[0], QUESTIONS[2])
     assert second.prefixes is not None and second.prefixes.stats().loaded == 1

@@ -38,16 +38,18 @@ TYPES = {
 LARGE = SMALL_CELLS // len(TYPES) + 3000
 
 
-def _write(path: Path, n: int, fmt: str) -> Path:
+def _write(path: Path, n: int, fmt: str, source: str = FLIGHTS) -> Path:
+    """The rows of ``source`` (a query over ``range({n})``) as a Parquet, DuckDB (tables
+    ``flights`` and ``airlines``) or Arrow file."""
     with duckdb.connect() as conn:
         if fmt == "parquet":
-            conn.execute(f"COPY ({FLIGHTS.format(n=n)}) TO '{path}' (FORMAT parquet)")
+            conn.execute(f"COPY ({source.format(n=n)}) TO '{path}' (FORMAT parquet)")
         elif fmt == "duckdb":
             with duckdb.connect(str(path)) as db:
-                db.execute(f"CREATE TABLE flights AS {FLIGHTS.format(n=n)}")
+                db.execute(f"CREATE TABLE flights AS {source.format(n=n)}")
                 db.execute("CREATE TABLE airlines AS SELECT 'UA' AS carrier")
         else:
-            table = conn.sql(FLIGHTS.format(n=n)).to_arrow_table()
+            table = conn.sql(source.format(n=n)).to_arrow_table()
             feather.write_feather(table, str(path))
     return path
 
@@ -184,16 +186,7 @@ def test_typed_sources_hold_one_small_chunk_at_a_time(
 
     n = 40_000
     columns = ", ".join(f"range * {i + 1} AS c{i}" for i in range(width))
-    source = f"SELECT {columns} FROM range({n})"
-    path = tmp_path / f"wide.{fmt}"
-    with duckdb.connect() as conn:
-        if fmt == "parquet":
-            conn.execute(f"COPY ({source}) TO '{path}' (FORMAT parquet)")
-        elif fmt == "duckdb":
-            with duckdb.connect(str(path)) as db:
-                db.execute(f"CREATE TABLE wide AS {source}")
-        else:
-            feather.write_feather(conn.sql(source).to_arrow_table(), str(path))
+    path = _write(tmp_path / f"wide.{fmt}", n, fmt, f"SELECT {columns} FROM range({{n}})")
     chunks: list[tuple[int, int]] = []
     append = Store.append
 
@@ -202,7 +195,7 @@ def test_typed_sources_hold_one_small_chunk_at_a_time(
         append(self, name, rids, cols)  # type: ignore[arg-type]
 
     monkeypatch.setattr(Store, "append", spy)
-    table = load_table(path)
+    table = load_table(path, table="flights" if fmt == "duckdb" else None)
     bound = max(32_768, 2048 * width)
     assert chunks and all(rows * cols <= bound for rows, cols in chunks)
     assert sum(rows for rows, _ in chunks) == n == table.num_rows
