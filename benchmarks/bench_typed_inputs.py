@@ -14,7 +14,7 @@ compared with gold computed in pandas.
 
 ``memory``: in fresh processes, the load time and peak memory (``VmHWM`` above the
 baseline after imports) of ``load_table`` on the 1,000,000-row orders CSV, on the same
-table as Parquet, and of ``ask`` (Chain-of-Table, scripted model) on the 200 MB
+table as Parquet (both trees), and of ``ask`` (Chain-of-Table, scripted model) on the 200 MB
 WikiTQ-like CSV of ``bench_memory.py``; each at ``--before`` (a clean git worktree) and
 in this tree, interleaved, ``--repeat`` times; medians and their ratios.
 """
@@ -225,7 +225,7 @@ def bench_memory(before: str, rows: int, mb: float, repeat: int) -> dict[str, An
             M.write_csv(big, int(mb * 1e6))
             sizes = {p.name: p.stat().st_size for p in (csv, parquet, big)}
             cases = [("before", old, "load", csv), ("after", root, "load", csv),
-                     ("after", root, "load", parquet),
+                     ("before", old, "load", parquet), ("after", root, "load", parquet),
                      ("before", old, "ask", big), ("after", root, "ask", big)]  # fmt: skip
             runs: dict[str, list[dict[str, Any]]] = {}
             for _ in range(repeat):
@@ -250,6 +250,19 @@ def bench_memory(before: str, rows: int, mb: float, repeat: int) -> dict[str, An
     ratios = {
         "load csv after/before (time, memory)": _ratio(medians, "load orders.csv"),
         "ask big.csv after/before (time, memory)": _ratio(medians, "ask big.csv"),
+        "load parquet after/before (time, memory)": _ratio(medians, "load orders.parquet"),
+        "parquet/csv before (time, memory)": (
+            round(
+                medians["before load orders.parquet"]["seconds"]
+                / medians["before load orders.csv"]["seconds"],
+                2,
+            ),
+            round(
+                medians["before load orders.parquet"]["growth_mb"]
+                / medians["before load orders.csv"]["growth_mb"],
+                2,
+            ),
+        ),
         "parquet/csv after (time, memory)": (
             round(parquet["seconds"] / csv_after["seconds"], 2),
             round(parquet["growth_mb"] / csv_after["growth_mb"], 2),

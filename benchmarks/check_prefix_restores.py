@@ -14,6 +14,12 @@ evaluations of those tokens serialise to the same bytes.
 
     flock /tmp/tablereason-bench.lock .venv/bin/python benchmarks/check_prefix_restores.py
     flock /tmp/tablereason-bench.lock .venv/bin/python benchmarks/check_prefix_restores.py --alone 8
+    flock /tmp/tablereason-bench.lock .venv/bin/python benchmarks/check_prefix_restores.py --states
+
+With ``--states`` it also compares, for every prompt started from a restored state, the
+reusing context's serialised sequence just before the reply is generated (the restored
+beginning and what was evaluated after it to save a longer one) with the same tokens
+evaluated afresh in a new context, and the replies of both contexts continued from there.
 """
 
 from __future__ import annotations
@@ -92,6 +98,38 @@ def alone(prompt: str, kept: int = 768) -> None:
     print(f"restored after the sequence was removed: same {reply(True) == fresh}")
 
 
+def watch_states(reusing: LocalLlama) -> None:
+    """After each start from a restored state, compare the context with a fresh evaluation."""
+    import llama_cpp as lib
+
+    from tablereason.llm.backends import llama_context
+    from tablereason.llm.backends.model_files import default_model_path
+
+    witness = lib.Llama(
+        str(default_model_path()), n_ctx=8192, n_batch=128, n_threads=1, verbose=False
+    )
+    start = llama_context.ModelContext.start
+
+    def watched(self: Any, tokens: Any, site: Any) -> int:
+        before = self.stats.from_states
+        left = start(self, tokens, site)
+        if self.stats.from_states > before:
+            n = int(self.llama.n_tokens)
+            mine = self._save()
+            lib.llama_memory_clear(lib.llama_get_memory(witness.ctx), True)
+            witness.n_tokens = 0
+            witness.eval(list(tokens)[:n])
+            theirs = llama_context.ModelContext(witness, None)._save()
+            print(
+                f"   restored: context holds {n} tokens; the same tokens evaluated afresh "
+                f"serialise alike: {mine == theirs} ({len(mine)} bytes)",
+                flush=True,
+            )
+        return left
+
+    llama_context.ModelContext.start = watched  # type: ignore[method-assign]
+
+
 def main() -> int:
     prompts = [(real_site(site), p) for site, p in asked([TESTS / k for k in REAL_KINDS])]
     if "--alone" in sys.argv:
@@ -99,6 +137,8 @@ def main() -> int:
         return 0
     reusing = LocalLlama(n_ctx=8192, n_threads=1)
     fresh = LocalLlama(n_ctx=8192, n_threads=1, reuse=False)
+    if "--states" in sys.argv:
+        watch_states(reusing)
     differ = 0
     for i, (site, prompt) in enumerate(prompts):
         request = Request(prompt=prompt, call_site=site, max_tokens=16, stop=("\n\n",))

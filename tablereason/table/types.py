@@ -389,11 +389,15 @@ def from_pandas_dtype(dtype: object) -> ColumnType | None:
         >>> frame["o"] = pd.Series([1], dtype=object)
         >>> [from_pandas_dtype(d) for d in frame.dtypes]
         ['integer', 'decimal', 'text', None]
+        >>> from_pandas_dtype("date32[day][pyarrow]")
+        'date'
     """
     kind = getattr(dtype, "kind", "O")
     name = str(dtype).lower()
     if name in ("string", "str") or name.startswith("string["):
         return "text"
+    if name.startswith(("date32", "date64")):  # pyarrow-backed dates (kind "M" as timestamps)
+        return "date"
     return cast(
         "ColumnType | None",
         {"i": "integer", "u": "integer", "f": "decimal", "b": "boolean", "M": "timestamp"}.get(

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from llama_stand_in import install
 from support.fake_server import FakeOpenAIServer, FakeSleep
 
 from tablereason.llm.backends.server.client import ServerBackend
@@ -36,3 +38,13 @@ def fresh_server_kinds() -> Iterator[None]:
     probe.forget()
     yield
     probe.forget()
+
+
+@pytest.fixture
+def stand_in_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A model file for the embedded backend, answered by the batch-aware stand-in
+    (``llama_stand_in.py``) installed as ``llama_cpp`` for the test."""
+    install(monkeypatch)
+    path = tmp_path / "tiny.gguf"
+    path.write_bytes(b"GGUF")
+    return path

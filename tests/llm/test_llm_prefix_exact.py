@@ -123,3 +123,27 @@ def test_on_the_real_model_reuse_answers_as_a_fresh_evaluation() -> None:
     assert differ["states"] <= 1
     stats = reusing.reuse_stats()
     assert stats.from_states >= 3 and stats.tokens_evaluated < 0.8 * stats.tokens_sent
+
+
+@pytest.mark.slow
+@pytest.mark.real_model
+def test_on_the_real_model_a_state_from_disk_answers_as_a_fresh_evaluation(
+    tmp_path: Path,
+) -> None:
+    """A process saves the TabFact planner's beginning to a folder; a new model restores it
+    from there for its first prompt and answers as a model that evaluates it whole."""
+    pytest.importorskip(
+        "llama_cpp", reason="needs the local extra: pip install 'tablereason[local]'"
+    )
+    prompts = [p for _, p in asked([TESTS / REAL_KINDS[0]])]  # one beginning, three questions
+    first = LocalLlama(n_ctx=8192, n_threads=1, state_dir=tmp_path)
+    for prompt in prompts[:2]:  # the second saves the shared beginning
+        first.complete(Request(prompt=prompt, call_site="plan", max_tokens=16, stop=("\n\n",)))
+    assert first.prefixes is not None and first.prefixes.stats().written == 1
+    del first
+    request = Request(prompt=prompts[2], call_site="plan", max_tokens=16, stop=("\n\n",))
+    second = LocalLlama(n_ctx=8192, n_threads=1, state_dir=tmp_path)
+    got = second.complete(request).text
+    assert second.reuse_stats().from_states == 1
+    assert second.prefixes is not None and second.prefixes.stats().loaded == 1
+    assert got == LocalLlama(n_ctx=8192, n_threads=1, reuse=False).complete(request).text

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from llama_stand_in import StandInLlama, install, word_tokens
+from llama_stand_in import StandInLlama, word_tokens
 
 from tablereason.llm import LocalLlama, Request
 from tablereason.llm.backends.context_pool import ContextPool
@@ -114,11 +114,8 @@ QUESTIONS = ["table one two three question", "other table with rows", "a b c d e
 
 
 @pytest.fixture
-def model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    install(monkeypatch)
-    path = tmp_path / "tiny.gguf"
-    path.write_bytes(b"GGUF")
-    return path
+def model(stand_in_model: Path) -> Path:
+    return stand_in_model
 
 
 def ask(llm: LocalLlama, kind: str, question: str) -> str:

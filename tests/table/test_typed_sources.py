@@ -38,16 +38,18 @@ TYPES = {
 LARGE = SMALL_CELLS // len(TYPES) + 3000
 
 
-def _write(path: Path, n: int, fmt: str) -> Path:
+def _write(path: Path, n: int, fmt: str, source: str = FLIGHTS) -> Path:
+    """The rows of ``source`` (a query over ``range({n})``) as a Parquet, DuckDB (tables
+    ``flights`` and ``airlines``) or Arrow file."""
     with duckdb.connect() as conn:
         if fmt == "parquet":
-            conn.execute(f"COPY ({FLIGHTS.format(n=n)}) TO '{path}' (FORMAT parquet)")
+            conn.execute(f"COPY ({source.format(n=n)}) TO '{path}' (FORMAT parquet)")
         elif fmt == "duckdb":
             with duckdb.connect(str(path)) as db:
-                db.execute(f"CREATE TABLE flights AS {FLIGHTS.format(n=n)}")
+                db.execute(f"CREATE TABLE flights AS {source.format(n=n)}")
                 db.execute("CREATE TABLE airlines AS SELECT 'UA' AS carrier")
         else:
-            table = conn.sql(FLIGHTS.format(n=n)).to_arrow_table()
+            table = conn.sql(source.format(n=n)).to_arrow_table()
             feather.write_feather(table, str(path))
     return path
 
@@ -170,3 +172,32 @@ def test_the_command_line_reads_typed_sources(tmp_path: Path) -> None:
         read_table(_args(str(parquet), tables=[f"f={parquet}"]))
     with pytest.raises(SystemExit):  # one word: the path, or the question, is missing
         read_table(_args(None))
+
+
+@pytest.mark.parametrize("width", [1, 3, 6, 16])
+@pytest.mark.parametrize("fmt", ["parquet", "arrow", "duckdb"])
+def test_typed_sources_hold_one_small_chunk_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str, width: int
+) -> None:
+    """Every typed source is appended in chunks of at most 32,768 cells, or one vector of
+    2,048 rows when a row is wider (its reader is a second database beside the table's,
+    so what it holds in flight is kept small); the rows arrive whole and in order."""
+    from tablereason.table.storage import Store
+
+    n = 40_000
+    columns = ", ".join(f"range * {i + 1} AS c{i}" for i in range(width))
+    path = _write(tmp_path / f"wide.{fmt}", n, fmt, f"SELECT {columns} FROM range({{n}})")
+    chunks: list[tuple[int, int]] = []
+    append = Store.append
+
+    def spy(self: Store, name: str, rids: object, cols: list[list[str]]) -> None:
+        chunks.append((len(cols[0]), len(cols)))
+        append(self, name, rids, cols)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Store, "append", spy)
+    table = load_table(path, table="flights" if fmt == "duckdb" else None)
+    bound = max(32_768, 2048 * width)
+    assert chunks and all(rows * cols <= bound for rows, cols in chunks)
+    assert sum(rows for rows, _ in chunks) == n == table.num_rows
+    last = table.sql(f"SELECT c{width - 1} FROM t ORDER BY c0 DESC LIMIT 1").rows()
+    assert last == [[str((n - 1) * width)]]

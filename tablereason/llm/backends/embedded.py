@@ -31,6 +31,7 @@ from tablereason.llm.backends.llama_context import ModelContext, ReuseStats
 from tablereason.llm.backends.model_files import LOCAL_INSTALL, default_model_path
 from tablereason.llm.backends.prefix_states import DEFAULT_BUDGET_MB, PrefixStore
 from tablereason.llm.backends.registry import AUTO, BACKENDS, LOCAL_MODEL, ModelSpec
+from tablereason.llm.backends.state_files import DEFAULT_FOLDER_MB, StateFolder, state_key
 from tablereason.llm.backends.stops import mend_blank_stops
 from tablereason.llm.base import (
     Capabilities,
@@ -105,7 +106,10 @@ class LocalLlama(SyncLLM):
     context or in a saved state of a prompt prefix its call site's recent prompts
     share, cut at a multiple of ``n_batch`` so that the completion is the one a fresh
     evaluation gives (see :mod:`~tablereason.llm.backends.prefix_states`). Saved states
-    take at most ``state_budget_mb``.
+    take at most ``state_budget_mb``. With ``state_dir`` they are also kept in that folder
+    (at most ``state_dir_mb``; :mod:`~tablereason.llm.backends.state_files`), keyed by the
+    model file and these settings, so a new process restores them instead of evaluating
+    the demos again.
 
     **Concurrency.** One context answers one request at a time; with ``workers > 1``
     up to that many contexts (a model each, the file's pages shared) answer at once,
@@ -131,6 +135,9 @@ class LocalLlama(SyncLLM):
         reuse: Reuse evaluated prompt beginnings (False: every prompt is evaluated from
             its first token).
         state_budget_mb: Memory for saved prefix states (MB).
+        state_dir: A folder to keep saved prefix states in across processes (None: in
+            memory only; ``$TABLEREASON_STATE_DIR`` sets it for models named by a spec).
+        state_dir_mb: Disk the folder's states may take (MB).
         workers: Contexts that may answer at once (``tablereason eval`` sets its
             concurrency).
         memory_budget_mb: Memory the contexts may take together, beyond the shared
@@ -159,6 +166,8 @@ class LocalLlama(SyncLLM):
         state_budget_mb: float = DEFAULT_BUDGET_MB,
         workers: int = 1,
         memory_budget_mb: float | None = DEFAULT_MEMORY_MB,
+        state_dir: str | os.PathLike[str] | None = None,
+        state_dir_mb: float = DEFAULT_FOLDER_MB,
     ) -> None:
         self.model_path = Path(model_path) if model_path is not None else None
         self.model = self.model_path.stem if self.model_path else "gemma-3-270m-q4_k_m"
@@ -172,6 +181,8 @@ class LocalLlama(SyncLLM):
         self.reuse = reuse
         self.prefixes = PrefixStore(int(state_budget_mb * 1e6), step=n_batch) if reuse else None
         """The saved prefix states (None with ``reuse=False``)."""
+        self.state_dir = Path(state_dir) if state_dir is not None else None
+        self.state_dir_mb = state_dir_mb
         budget = None if memory_budget_mb is None else int(memory_budget_mb * 1e6)
         self._pool = ContextPool(
             self._new_context,
@@ -237,8 +248,18 @@ class LocalLlama(SyncLLM):
             logits_all=self.logits_all,
             verbose=self.verbose,
         )
+        with self._lock:
+            if self.state_dir is not None and self.prefixes and self.prefixes.folder is None:
+                self.prefixes.folder = StateFolder(
+                    self.state_dir, self._state_key(path), int(self.state_dir_mb * 1e6)
+                )
         self.n_ctx = int(llama.n_ctx())
         return ModelContext(llama, self.prefixes, reuse=self.reuse, threads=self.n_threads)
+
+    def _state_key(self, path: str | os.PathLike[str]) -> str:
+        """What a saved state depends on: the model file, the context's settings, llama.cpp."""
+        version = getattr(_llama_cpp(), "__version__", "")
+        return state_key(path, n_ctx=self.n_ctx, n_batch=self.n_batch, llama_cpp=version)
 
     def _has_template(self, llama: Any) -> bool:
         return bool(llama.metadata.get("tokenizer.chat_template"))
@@ -462,4 +483,6 @@ def from_spec(spec: ModelSpec) -> LocalLlama:
         options["n_ctx"] = spec.n_ctx
     if spec.threads is not None:
         options["n_threads"] = spec.threads
+    if os.environ.get("TABLEREASON_STATE_DIR"):
+        options["state_dir"] = os.environ["TABLEREASON_STATE_DIR"]
     return LocalLlama(path, **options)

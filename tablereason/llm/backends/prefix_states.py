@@ -26,6 +26,11 @@ same, bit for bit. The cost is at most ``step - 1`` shared tokens evaluated agai
 (a state costs about 13.3 kB per token for Gemma 3 270M); one larger than the whole
 budget is not kept.
 
+**On disk.** With a :class:`~tablereason.llm.backends.state_files.StateFolder` (``folder``)
+every state saved is also written to a file, and a prompt that no state in memory serves
+as well as a file does is served from the file (read into memory first), so a new process
+starts warm.
+
 Example:
     >>> store = PrefixStore(budget_bytes=1000, step=4)
     >>> store.note("plan", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
@@ -44,6 +49,10 @@ import threading
 from collections import OrderedDict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.llm.backends.state_files import StateFolder
 
 RECENT_PER_SITE = 8
 """Prompts remembered per call site, to find the beginning they share."""
@@ -106,6 +115,8 @@ class PrefixStats:
         restored: Times a state was handed out for a prompt.
         evicted: States dropped to stay within the budget.
         refused: States not kept because one alone exceeds the budget.
+        written: States written to the folder on disk.
+        loaded: States read from the folder on disk.
     """
 
     states: int
@@ -115,6 +126,8 @@ class PrefixStats:
     restored: int
     evicted: int
     refused: int
+    written: int = 0
+    loaded: int = 0
 
 
 class PrefixStore:
@@ -126,6 +139,7 @@ class PrefixStore:
         budget_bytes: The most the saved states may take together.
         step: States begin and end at multiples of this many tokens (the model's batch).
         recent: Prompts remembered per call site.
+        folder: Where saved states are also kept on disk (None: in memory only).
     """
 
     def __init__(
@@ -134,16 +148,20 @@ class PrefixStore:
         *,
         step: int = 128,
         recent: int = RECENT_PER_SITE,
+        folder: StateFolder | None = None,
     ) -> None:
         if step < 1:
             raise ValueError(f"step must be at least 1, got {step}")
         self.budget_bytes = max(0, int(budget_bytes))
         self.step = step
         self.recent = recent
+        self.folder = folder
+        """The states on disk (settable until the first prompt; None: in memory only)."""
         self._states: OrderedDict[tuple[int, ...], PrefixState] = OrderedDict()
         self._sites: OrderedDict[str | None, deque[tuple[int, ...]]] = OrderedDict()
         self._bytes = 0
-        self._counts = {"saved": 0, "restored": 0, "evicted": 0, "refused": 0}
+        counted = ("saved", "restored", "evicted", "refused", "written", "loaded")
+        self._counts = dict.fromkeys(counted, 0)
         self._lock = threading.Lock()
 
     def cut(self, n: int) -> int:
@@ -170,7 +188,21 @@ class PrefixStore:
                 shared = self.cut(min(limit, common_prefix(state.tokens, prompt)))
                 if shared > usable:
                     found, usable = state, shared
+        if self.folder is None:
             return found, usable
+        on_disk, longer = None, usable
+        for held in self.folder.tokens():
+            shared = self.cut(min(limit, common_prefix(held, prompt)))
+            if shared > longer:
+                on_disk, longer = held, shared
+        if on_disk is None:
+            return found, usable
+        data = self.folder.load(on_disk)
+        if data is None:  # gone or unreadable since it was listed
+            return found, usable
+        state = PrefixState(on_disk, data)
+        self._keep(state, count="loaded")
+        return state, longer
 
     def use(self, state: PrefixState) -> None:
         """Count a restore of ``state`` and make it the most recently used."""
@@ -215,6 +247,13 @@ class PrefixStore:
             False when the state alone is larger than the budget (it is not kept).
         """
         state = PrefixState(tuple(tokens), bytes(data))
+        if self.folder is not None and self.folder.save(state.tokens, state.data):
+            with self._lock:
+                self._counts["written"] += 1
+        return self._keep(state, count="saved")
+
+    def _keep(self, state: PrefixState, count: str) -> bool:
+        """Hold ``state`` in memory (counted as ``count``), within the budget."""
         with self._lock:
             if state.size > self.budget_bytes:
                 self._counts["refused"] += 1
@@ -224,7 +263,7 @@ class PrefixStore:
                 self._bytes -= old.size
             self._states[state.tokens] = state
             self._bytes += state.size
-            self._counts["saved"] += 1
+            self._counts[count] += 1
             while self._bytes > self.budget_bytes:
                 _, dropped = self._states.popitem(last=False)
                 self._bytes -= dropped.size
