@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from tablereason.calls import Door, ReplySpec
+from tablereason.calls.sampling import SamplingSettings
 from tablereason.errors import ConfigurationError, ParseError, TableReasonError
 from tablereason.llm.base import LLM
 from tablereason.methods.constraints.tools import react_action
@@ -53,7 +54,7 @@ if TYPE_CHECKING:  # pragma: no cover
 STOPPED = "Agent stopped due to iteration limit or time limit."
 
 
-class ReActSettings(BaseModel):
+class ReActSettings(SamplingSettings):
     """Everything that differs between profiles.
 
     Attributes:
@@ -62,6 +63,8 @@ class ReActSettings(BaseModel):
         finish: The pseudo-tool that ends the run with its input as the answer.
         max_iterations: Model steps before the run is stopped.
         temperature: Sampling temperature (0, as the reference).
+        top_p: Nucleus sampling bound of every request.
+        seed: Seed sent with sampled requests, so a sampled run replays exactly.
         max_tokens: Completion budget per step.
         max_observation_chars: Observations are cut to this length (None: no cut).
         force_finish: At the iteration limit, ask once more for the final answer.
@@ -77,7 +80,7 @@ class ReActSettings(BaseModel):
     watchword: str = Field(default="Action", min_length=1)
     finish: str = Field(default="Finish", min_length=1)
     max_iterations: int = Field(default=8, ge=1)
-    temperature: float = Field(default=0.0, ge=0.0)
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(default=128, ge=1)
     max_observation_chars: int | None = 600
     force_finish: bool = True
@@ -192,6 +195,8 @@ class ReAct:
     """
 
     name: ClassVar[str] = "react"
+    takes_task: ClassVar[bool] = True
+    takes_data_dir: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -217,7 +222,10 @@ class ReAct:
             else default_tools(self.task, llm, react=True, data_dir=data_dir)
         )
         word = self.settings.watchword
-        self.door = Door(llm, site="react", constrain=self.settings.constrain)
+        self.door = Door(
+            llm, site="react", constrain=self.settings.constrain,
+            sampling=self.settings.sampling(),
+        )  # fmt: skip
         self.demos = (
             demos if demos is not None else render(f"react/demos_{self.task}", watchword=word)
         )

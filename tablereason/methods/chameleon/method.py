@@ -69,6 +69,7 @@ class Chameleon:
     """
 
     name: ClassVar[str] = "chameleon"
+    takes_task: ClassVar[bool] = True
 
     def __init__(
         self,
