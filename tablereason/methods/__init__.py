@@ -33,6 +33,9 @@ _LAZY = {
     "Chameleon": "tablereason.methods.chameleon.method",
     "ReAct": "tablereason.methods.react",
     "ReWOO": "tablereason.methods.rewoo.method",
+    "SelfConsistency": "tablereason.methods.composed.self_consistency",
+    "MixSC": "tablereason.methods.composed.mix_sc",
+    "TableCritic": "tablereason.methods.composed.table_critic",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,6 +48,9 @@ if TYPE_CHECKING:  # pragma: no cover
         ProgramOfThought as ChameleonProgramOfThought,
     )
     from tablereason.methods.chameleon.method import Chameleon
+    from tablereason.methods.composed.mix_sc import MixSC
+    from tablereason.methods.composed.self_consistency import SelfConsistency
+    from tablereason.methods.composed.table_critic import TableCritic
     from tablereason.methods.react import ReAct
     from tablereason.methods.rewoo.method import ReWOO
 
@@ -74,9 +80,12 @@ __all__ = [
     "ChameleonProgramOfThought",
     "Method",
     "MethodSpec",
+    "MixSC",
     "ProgramOfThought",
     "ReAct",
     "ReWOO",
+    "SelfConsistency",
+    "TableCritic",
     "TableMethod",
     "TextToSQL",
     "build_method",

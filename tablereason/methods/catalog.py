@@ -113,6 +113,9 @@ _BUILT_IN = {
     "chameleon": "tablereason.methods.chameleon.method:Chameleon",
     "chameleon_cot": "tablereason.methods.chameleon.baselines:ChainOfThought",
     "chameleon_pot": "tablereason.methods.chameleon.baselines:ProgramOfThought",
+    "self_consistency": "tablereason.methods.composed.self_consistency:SelfConsistency",
+    "mix_sc": "tablereason.methods.composed.mix_sc:MixSC",
+    "table_critic": "tablereason.methods.composed.table_critic:TableCritic",
 }
 for _name, _target in _BUILT_IN.items():
     METHODS.register(_name, MethodSpec(_target))

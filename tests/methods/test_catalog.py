@@ -30,7 +30,8 @@ def test_every_registered_method_is_a_method() -> None:
     assert exported_names() == method_names() == METHODS.names()
     assert method_names() == [
         "chain_of_table", "program_of_thought", "text_to_sql", "rewoo", "react",
-        "chameleon", "chameleon_cot", "chameleon_pot",
+        "chameleon", "chameleon_cot", "chameleon_pot", "self_consistency", "mix_sc",
+        "table_critic",
     ]  # fmt: skip
     for name in method_names():
         spec = METHODS.get(name)
@@ -46,7 +47,8 @@ def test_the_task_and_data_folder_go_only_where_declared() -> None:
         "chain_of_table": (True, False), "program_of_thought": (False, False),
         "text_to_sql": (False, False), "rewoo": (True, True), "react": (True, True),
         "chameleon": (True, False), "chameleon_cot": (True, False),
-        "chameleon_pot": (True, False)
+        "chameleon_pot": (True, False), "self_consistency": (True, True), "mix_sc": (True, True),
+        "table_critic": (True, True),
     }  # fmt: skip
     method = build_method("chain_of_table", ScriptedLLM(replies=[]), task="wikitq")
     assert method.config()["task"] == "wikitq"
