@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from support.noisy_votes import (
+    critic_llm,
     example_of,
     interval,
     noisy_llm,
@@ -71,38 +72,11 @@ def test_one_sample_scores_p_and_each_sample_draws_for_itself() -> None:
     assert any(len(set(r)) > 1 for r in right)  # the samples differ within a question
 
 
-def _critic_llm(plant: dict[str, bool]) -> ScriptedLLM:
-    """Chains select one row; a planted chain's first plan selects the wrong one.
-
-    The judge says no when the answer is not the row's own name; the critic names the
-    step where the chain went wrong (the select, or the answer read after it).
-    """
-
-    def reply(request: Request) -> str:
-        text = request.as_text()
-        question = text.split("city of ")[-1].split("?")[0]
-        right_row = int(question[1:]) % 3 + 1
-        if text.endswith("Verdict:"):
-            return " yes" if f"Answer: c{right_row}" in text else " no"
-        if text.endswith("First wrong step:"):
-            return " 1"
-        if ("f_" in text and "Function Chain" in text) or text.rstrip().endswith("->"):
-            wrong = plant[question] and request.temperature == 0
-            row = right_row % 3 + 1 if wrong else right_row
-            return f"f_select_row(row {row}) -> <END>"
-        if "f_" in text:
-            return "<END>"
-        rows = [line for line in text.splitlines() if line.startswith("row ")]
-        return " " + (rows[-1].split(" : ")[1].split(" | ")[0] if rows else "")
-
-    return ScriptedLLM(fn=reply)
-
-
 def test_table_critic_fixes_planted_steps_and_keeps_right_chains() -> None:
     table = Table.from_records(["city", "n"], [["c1", "1"], ["c2", "2"], ["c3", "3"]])
     plant = {f"q{i}": i % 2 == 0 for i in range(40)}
-    critic = build_method("table_critic", _critic_llm(plant), task="wikitq", rounds=2)
-    first = build_method("chain_of_table", _critic_llm(plant), task="wikitq")
+    critic = build_method("table_critic", critic_llm(plant), task="wikitq", rounds=2)
+    first = build_method("chain_of_table", critic_llm(plant), task="wikitq")
     fixed = kept = planted = right = 0
     for question, wrong in plant.items():
         text = f"what is the city of {question}?"
@@ -122,7 +96,7 @@ def test_table_critic_fixes_planted_steps_and_keeps_right_chains() -> None:
 
 def test_the_critique_is_in_the_trace() -> None:
     table = Table.from_records(["city", "n"], [["c1", "1"], ["c2", "2"], ["c3", "3"]])
-    prediction = build_method("table_critic", _critic_llm({"q0": True}), task="wikitq").run(
+    prediction = build_method("table_critic", critic_llm({"q0": True}), task="wikitq").run(
         table, "what is the city of q0?"
     )
     kinds = [s.kind for s in prediction.trace.steps]

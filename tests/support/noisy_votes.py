@@ -145,3 +145,30 @@ def interval(accuracy: float, n: int, z: float = 1.96) -> float:
 def score(prediction_answer: object, example: Example) -> float:
     """The WikiTQ official score of an answer."""
     return float(METRICS.get("wikitq_accuracy").score_example(prediction_answer, example))
+
+
+def critic_llm(plant: dict[str, bool]) -> ScriptedLLM:
+    """Chains select one row; a planted chain's first plan selects the wrong one.
+
+    The judge says no when the answer is not the row's own name; the critic names the
+    step where the chain went wrong (the select, or the answer read after it).
+    """
+
+    def reply(request: Request) -> str:
+        text = request.as_text()
+        question = text.split("city of ")[-1].split("?")[0]
+        right_row = int(question[1:]) % 3 + 1
+        if text.endswith("Verdict:"):
+            return " yes" if f"Answer: c{right_row}" in text else " no"
+        if text.endswith("First wrong step:"):
+            return " 1"
+        if ("f_" in text and "Function Chain" in text) or text.rstrip().endswith("->"):
+            wrong = plant[question] and request.temperature == 0
+            row = right_row % 3 + 1 if wrong else right_row
+            return f"f_select_row(row {row}) -> <END>"
+        if "f_" in text:
+            return "<END>"
+        rows = [line for line in text.splitlines() if line.startswith("row ")]
+        return " " + (rows[-1].split(" : ")[1].split(" | ")[0] if rows else "")
+
+    return ScriptedLLM(fn=reply)
