@@ -159,19 +159,24 @@ def _distribution(root: Any, name: str, target: str) -> None:
     (info / "entry_points.txt").write_text(f"[tablereason.methods]\n{name} = {target}\n")
 
 
+def _installed(root: Any, monkeypatch: pytest.MonkeyPatch, name: str) -> Any:
+    """A new catalog with Chain-of-Table, and a distribution whose entry point is ``name``."""
+    from tablereason.methods.catalog import MethodCatalog
+
+    _distribution(root, name, "thirdparty_methods:Echo")
+    monkeypatch.syspath_prepend(str(root))
+    catalog = MethodCatalog()
+    spec = MethodSpec("tablereason.methods.chain_of_table.method:ChainOfTable")
+    catalog.register("chain_of_table", spec)
+    return catalog
+
+
 def test_a_method_of_another_distribution_joins_through_its_entry_point(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import sys
 
-    from tablereason.methods.catalog import MethodCatalog
-
-    _distribution(tmp_path, "echo", "thirdparty_methods:Echo")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    catalog = MethodCatalog()
-    catalog.register(
-        "chain_of_table", MethodSpec("tablereason.methods.chain_of_table.method:ChainOfTable")
-    )
+    catalog = _installed(tmp_path, monkeypatch, "echo")
     assert catalog.names() == ["chain_of_table", "echo"]
     assert "thirdparty_methods" not in sys.modules  # registered, not loaded
     spec = catalog.get("echo")
@@ -188,14 +193,7 @@ def test_a_method_of_another_distribution_joins_through_its_entry_point(
 def test_an_entry_point_takes_no_built_in_name_and_a_broken_one_is_reported(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from tablereason.methods.catalog import MethodCatalog
-
-    _distribution(tmp_path, "chain_of_table", "thirdparty_methods:Echo")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    catalog = MethodCatalog()
-    catalog.register(
-        "chain_of_table", MethodSpec("tablereason.methods.chain_of_table.method:ChainOfTable")
-    )
+    catalog = _installed(tmp_path, monkeypatch, "chain_of_table")
     assert catalog.get("chain_of_table").factory.__name__ == "ChainOfTable"
     assert "already registered" in caplog.text
     with pytest.raises(ConfigurationError, match="cannot be loaded"):
