@@ -4,7 +4,8 @@
     .venv/bin/python benchmarks/bench_strategies_table.py /tmp/i27runs --replay self_consistency
 
 Reads ``<root>/<dataset>/<method>/results.jsonl`` (written by bench_strategies_model.sh)
-and prints, per dataset and method, the accuracy with its 95% interval (Wilson's), and
+and prints, per dataset and method, over the questions every method of the dataset
+answered, the accuracy with its 95% interval (Wilson's), and
 requests, tokens and seconds per question with their ratio to the single chain's; it
 checks that each record's requests and tokens are the exact sums of its sub-runs'.
 ``--replay NAME``: copies that run's response cache into a new folder and runs the same
@@ -49,9 +50,14 @@ def _usage_sum(trace: dict[str, Any]) -> tuple[int, int]:
     return requests, tokens
 
 
-def summary(folder: Path) -> dict[str, Any]:
-    """One run's figures per question, and whether its accounting holds."""
+def _ids(folder: Path) -> set[str]:
+    return {r["id"] for r in read_results(folder / "results.jsonl")[1]}
+
+
+def summary(folder: Path, ids: set[str] | None = None) -> dict[str, Any]:
+    """One run's figures per question (of ``ids`` only, when given), and its accounting."""
     _, records, _ = read_results(folder / "results.jsonl")
+    records = [r for r in records if ids is None or r["id"] in ids]
     n = len(records)
     correct = sum(float(r.get("score") or 0) for r in records)
     exact = all(
@@ -79,10 +85,10 @@ def table(root: Path) -> str:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for dataset in sorted(p.name for p in root.iterdir() if p.is_dir()):
-        rows = {
-            m: summary(root / dataset / m) for m in METHODS
-            if (root / dataset / m / "results.jsonl").is_file()
-        }  # fmt: skip
+        found = [m for m in METHODS if (root / dataset / m / "results.jsonl").is_file()]
+        # every method over the same questions: those each of them answered
+        ids = set.intersection(*(_ids(root / dataset / m) for m in found)) if found else set()
+        rows = {m: summary(root / dataset / m, ids) for m in found}
         base = rows.get("single")
         for method, row in rows.items():
             low, high = row["interval"]

@@ -253,3 +253,21 @@ def test_an_example_holds_live_tables_without_copying(monkeypatch: pytest.Monkey
     assert two.several_tables and list(two.tables) == ["t1", "t2"] and two.table is None
     with pytest.raises(ConfigurationError, match="answers over one table"):
         build_method("chain_of_table", ScriptedLLM(replies=[])).run(two)
+
+
+def test_eval_carries_examples_over_several_live_tables(tmp_path: Path) -> None:
+    from tablereason.evaluate.runner import run_evaluation
+
+    flights = Table.from_records(["code", "to"], [["F1", "Oslo"], ["F2", "Rome"]])
+    airlines = Table.from_records(["code", "name"], [["F1", "Nordic"], ["F2", "Roma Air"]])
+    tables = {"flights": flights, "airlines": airlines}
+    example = Example.from_table(tables, "which airline flies to Rome?", answer=["Roma Air"])
+    sql = ' SELECT a."name" FROM flights f JOIN airlines a ON f."code" = a."code"'
+    sql += " WHERE f.\"to\" = 'Rome';"
+    method = build_method("text_to_sql", ScriptedLLM(replies=[sql]))
+    summary = run_evaluation(method, [example], tmp_path / "r.jsonl", progress=False)
+    assert summary.ran == 1 and summary.failed == 0
+    from tablereason.evaluate.results import read_results
+
+    _, records, _ = read_results(tmp_path / "r.jsonl")
+    assert records[0]["answer"] == ["Roma Air"]
