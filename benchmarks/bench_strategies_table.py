@@ -50,6 +50,14 @@ def _usage_sum(trace: dict[str, Any]) -> tuple[int, int]:
     return requests, tokens
 
 
+def arguments(name: str, dataset: str) -> list[str]:
+    """The eval arguments of one method's run (Mix-SC's symbolic paths differ by dataset)."""
+    if name != "mix_sc":
+        return ARGUMENTS[name]
+    symbolic = "text_to_sql" if dataset == "wikitq" else "program_of_thought"
+    return [*ARGUMENTS[name], "--option", f"symbolic={symbolic}"]
+
+
 def _ids(folder: Path) -> set[str]:
     return {r["id"] for r in read_results(folder / "results.jsonl")[1]}
 
@@ -121,7 +129,7 @@ def replay(root: Path, name: str) -> bool:
             command = [sys.executable, "-m", "tablereason.cli", "eval", "--dataset", dataset,
                        "--split", "test", "--data-dir", "../shared/data", "--model", "local",
                        "--limit", str(len(records)), "--concurrency", "1", "--out", str(again),
-                       "--quiet", "--offline", *ARGUMENTS[name]]  # fmt: skip
+                       "--quiet", "--offline", *arguments(name, dataset)]  # fmt: skip
             subprocess.run(command, check=True)
             _, replayed, _ = read_results(again / "results.jsonl")
         key = lambda r: (r["id"], r["answer"], r["requests"], r["prompt_tokens"],  # noqa: E731

@@ -119,8 +119,8 @@ class Report(BaseModel):
         if self.score is not None:
             lines.append(
                 f"{self.metric}: {100 * self.score:.2f}% "
-                f"({self.correct:g} of {self.total}; {self.done} run, {self.failed} failed; "
-                f"{self.interval_text()})"
+                f"({self.correct:g} of {self.total}; {self.done} run, {self.failed} failed), "
+                f"{self.interval_text()}"
             )
         else:
             lines.append(f"{self.done} of {self.total} run, {self.failed} failed (no metric)")
