@@ -4,10 +4,10 @@
     .venv/bin/python benchmarks/bench_strategies_table.py /tmp/i27runs --replay self_consistency
 
 Reads ``<root>/<dataset>/<method>/results.jsonl`` (written by bench_strategies_model.sh)
-and prints, per dataset and method, over the questions every method of the dataset
-answered, the accuracy with its 95% interval (Wilson's), and
-requests, tokens and seconds per question with their ratio to the single chain's; it
-checks that each record's requests and tokens are the exact sums of its sub-runs'.
+and prints, per dataset and method, over the questions that method answered: the
+accuracy with its 95% interval (Wilson's), requests, tokens and seconds per question,
+and their ratios to the single chain's on the same questions; it checks that each
+record's requests and tokens are the exact sums of its steps' and sub-runs'.
 ``--replay NAME``: copies that run's response cache into a new folder and runs the same
 eval offline (the model is never called): every answer, sub-run answer and usage must
 be the recorded one.
@@ -94,11 +94,13 @@ def table(root: Path) -> str:
     ]
     for dataset in sorted(p.name for p in root.iterdir() if p.is_dir()):
         found = [m for m in METHODS if (root / dataset / m / "results.jsonl").is_file()]
-        # every method over the same questions: those each of them answered
-        ids = set.intersection(*(_ids(root / dataset / m) for m in found)) if found else set()
-        rows = {m: summary(root / dataset / m, ids) for m in found}
-        base = rows.get("single")
-        for method, row in rows.items():
+        for method in found:
+            # each method over the questions it answered; the single chain over the same
+            ids = _ids(root / dataset / method)
+            row = summary(root / dataset / method, ids)
+            base = summary(root / dataset / "single", ids) if "single" in found else None
+            if not row["n"]:
+                continue
             low, high = row["interval"]
             ratio = ""
             if base and base["requests"] and base["seconds"]:
@@ -125,7 +127,8 @@ def replay(root: Path, name: str) -> bool:
         with tempfile.TemporaryDirectory() as scratch:
             again = Path(scratch) / name
             again.mkdir()
-            shutil.copy(folder / "responses.sqlite", again / "responses.sqlite")
+            for part in [folder / "responses.sqlite", *folder.glob("responses.sqlite-wal")]:
+                shutil.copy(part, again / part.name)
             command = [sys.executable, "-m", "tablereason.cli", "eval", "--dataset", dataset,
                        "--split", "test", "--data-dir", "../shared/data", "--model", "local",
                        "--limit", str(len(records)), "--concurrency", "1", "--out", str(again),
