@@ -21,9 +21,7 @@ from tablereason.errors import ConfigurationError
 from tablereason.llm.base import LLM
 from tablereason.llm.redaction import redact
 from tablereason.llm.resolve import resolve_llm
-from tablereason.methods.base import TableMethod
-from tablereason.methods.catalog import METHODS, build_method
-from tablereason.methods.tool_loop import ToolMethod
+from tablereason.methods.catalog import METHODS, build_method, several_table_methods
 from tablereason.table.io.load import TableSource, load_table
 from tablereason.table.io.readers import DELIMITERS, sniff_delimiter
 from tablereason.table.named import TableSet
@@ -95,63 +93,42 @@ def ask(
     if not question or not question.strip():
         raise ConfigurationError("the question is empty; ask something about the table")
     if isinstance(table, Mapping):
-        return _ask_tables(table, question, method, llm, types, on_step, options)
-    data = load_table(table, caption=caption, types=types)
+        data: Table | TableSet = _load_tables(table, method, types)
+    else:
+        data = load_table(table, caption=caption, types=types)
     model = llm if llm is not None and not isinstance(llm, str) else resolve_llm(llm)
     task = options.pop("task", "wikitq")
     built = build_method(method, model, task=task, **options)
     with following(on_step) if on_step is not None else contextlib.nullcontext():
-        if data.num_rows == 0:
+        if isinstance(data, Table) and data.num_rows == 0:
             return _empty_table(data, question, method)
-        if isinstance(built, (TableMethod, ToolMethod)):
-            # The same door with the table itself: Example.from_table copies every row
-            # into Python lists, which would multiply the memory of a question on a
-            # large file.
-            prediction = built.run(data, question)
-        else:
-            prediction = built.run(Example.from_table(data, question, dataset="ask"))
+        # The one door: the example holds the live table(s), no row is copied.
+        prediction = built.run(Example.from_table(data, question, dataset="ask"))
     if prediction.error is None and not is_answered(prediction.answer):
         reason = _no_answer_reason(prediction.trace, method)
-        return prediction.model_copy(update={"error": reason}).checked(data)
+        prediction = prediction.model_copy(update={"error": reason})
+        return prediction.checked(data) if isinstance(data, Table) else prediction
     inputs = [s.table for s in prediction.trace.steps if s.kind == "input" and s.table is not None]
-    if inputs and inputs[0] is not data:  # the method read a copy (lower-cased, say)
+    if isinstance(data, Table) and inputs and inputs[0] is not data:  # the method read a copy
         return prediction.checked(data)
     return prediction
 
 
-def _ask_tables(
-    tables: Mapping[str, TableSource],
-    question: str,
-    method: str,
-    llm: LLM | str | None,
-    types: Mapping[str, str] | str | None,
-    on_step: StepCallback | None,
-    options: dict[str, Any],
-) -> Prediction:
-    """:func:`ask` over several named tables, for a method that takes several."""
-    several = [
-        n for n, spec in METHODS.items() if getattr(spec.factory, "takes_several_tables", False)
-    ]
+def _load_tables(
+    tables: Mapping[str, TableSource], method: str, types: Mapping[str, str] | str | None
+) -> TableSet:
+    """Several named tables for :func:`ask`, refused for a method that takes one."""
     spec = METHODS.get(method)
-    if not getattr(spec.factory, "takes_several_tables", False):
+    if not spec.takes_several_tables:
         raise ConfigurationError(
             f"{method} answers over one table, and {len(tables)} were given; the methods that "
-            f"take several tables are {', '.join(several)} (or ask about one table)"
+            f"take several tables are {', '.join(several_table_methods())} (or ask about one "
+            "table)"
         )
-    data = TableSet(
+    return TableSet(
         {name: load_table(source, types=None if isinstance(source, Table) else types)
          for name, source in tables.items()}
     )  # fmt: skip
-    model = llm if llm is not None and not isinstance(llm, str) else resolve_llm(llm)
-    task = options.pop("task", "wikitq")
-    built = build_method(method, model, task=task, **options)
-    assert isinstance(built, (TableMethod, ToolMethod))  # each of them takes several tables
-    with following(on_step) if on_step is not None else contextlib.nullcontext():
-        prediction = built.run(data, question)  # type: ignore[arg-type]
-    if prediction.error is None and not is_answered(prediction.answer):
-        reason = _no_answer_reason(prediction.trace, method)
-        prediction = prediction.model_copy(update={"error": reason})
-    return prediction
 
 
 def is_answered(answer: str | list[str] | None) -> bool:

@@ -18,6 +18,16 @@ Example:
 """
 
 from tablereason.calls.door import Door, Reply, enforced, prompt_text
+from tablereason.calls.sampling import Sampling, SamplingSettings
 from tablereason.calls.spec import ReplySpec, repair_prompt
 
-__all__ = ["Door", "Reply", "ReplySpec", "enforced", "prompt_text", "repair_prompt"]
+__all__ = [
+    "Door",
+    "Reply",
+    "ReplySpec",
+    "Sampling",
+    "SamplingSettings",
+    "enforced",
+    "prompt_text",
+    "repair_prompt",
+]

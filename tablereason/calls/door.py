@@ -42,6 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from tablereason.calls.sampling import Sampling
 from tablereason.calls.spec import ReplySpec
 from tablereason.errors import ParseError
 from tablereason.llm.base import LLM, Completion, Message, Request, capabilities_of
@@ -134,15 +135,24 @@ class Door:
         system: A system message: requests become chat messages (this system
             message, then the prompt as the user's), as the published Chain-of-Table
             sends them. ``None``: a raw prompt.
+        sampling: The run's sampling, applied to every request
+            (:meth:`~tablereason.calls.sampling.Sampling.apply`); each call's own when None.
     """
 
     def __init__(
-        self, llm: LLM, *, site: str, constrain: bool = True, system: str | None = None
+        self,
+        llm: LLM,
+        *,
+        site: str,
+        constrain: bool = True,
+        system: str | None = None,
+        sampling: Sampling | None = None,
     ) -> None:
         self.llm = llm
         self.site = site
         self.constrain = constrain
         self.system = system
+        self.sampling = sampling or Sampling()
 
     def enforces(self, kind: str, *, after: bool = False) -> bool:
         """Whether a constraint of ``kind`` would be sent (the door constrains, the model enforces).
@@ -166,13 +176,15 @@ class Door:
     def request(
         self, prompt: str, spec: ReplySpec[Any], *, site: str, constraint: Constraint | None
     ) -> Request:
-        """The request of one attempt."""
+        """The request of one attempt, sampled as the run's :class:`Sampling` says."""
+        temperature, top_p, seed = self.sampling.apply(temperature=spec.temperature, seed=spec.seed)
         common: dict[str, Any] = {
             "n": spec.n,
-            "temperature": spec.temperature,
+            "temperature": temperature,
+            "top_p": top_p,
             "max_tokens": spec.max_tokens,
             "stop": tuple(spec.stop),
-            "seed": spec.seed if spec.temperature > 0 else None,
+            "seed": seed,
             "constraint": constraint,
             "call_site": site,
         }

@@ -136,6 +136,7 @@ def cmd_ask(args: argparse.Namespace, options: dict[str, Any]) -> int:
     from tablereason.trace.console import TraceView
     from tablereason.trace.listen import following
     from tablereason.trace.live import LiveSteps
+    from tablereason.trace.runs_view import run_lines
 
     table = read_table(args)  # a bad file fails before any model is looked for
     check_options(args.method, options)
@@ -168,6 +169,8 @@ def cmd_ask(args: argparse.Namespace, options: dict[str, Any]) -> int:
         lines = checked_lines(answer, prediction.error, checks["evidence"], checks["warnings"])
         print("".join(f"tablereason: {line}\n" for line in lines), end="", file=sys.stderr)
     elif live:
+        for line in run_lines(prediction.trace.to_dict()):  # a composed run's samples and vote
+            print(line)
         view.outcome(prediction.answer, prediction.error, checks["evidence"], checks["warnings"])
     else:
         TraceView(max_rows=args.max_rows).outcome(

@@ -351,7 +351,7 @@ def valid_keys(info: MethodInfo) -> list[str]:
 
     Example:
         >>> valid_keys(describe("text_to_sql"))
-        ['patience', 'max_rows', 'max_tokens', 'constrain']
+        ['patience', 'max_rows', 'max_tokens', 'constrain', 'temperature', 'top_p', 'seed']
     """
     return [o.name for o in info.options] + (["profile"] if info.profiles else [])
 
@@ -368,7 +368,7 @@ def check_options(name: str, options: Mapping[str, Any]) -> None:
         ...     check_options("text_to_sql", {"patiense": 2})
         ... except ConfigurationError as error:
         ...     print(str(error).split("; ")[1].split(" (defaults")[0])
-        its options: patience, max_rows, max_tokens, constrain
+        its options: patience, max_rows, max_tokens, constrain, temperature, top_p, seed
     """
     import difflib
 

@@ -6,7 +6,7 @@ reads the method catalog and the settings models; nothing is listed by hand.
 Example:
     >>> text = methods_text(["text_to_sql"], detail=False)
     >>> print(text.splitlines()[2])
-      options (--option KEY=VALUE): patience=3, max_rows=20, max_tokens=256, constrain=true
+      options (--option KEY=VALUE): patience=3, max_rows=20, max_tokens=256, constrain=true,
 """
 
 from __future__ import annotations

@@ -3,17 +3,21 @@
 An example is plain data: question, gold answer, optional choices, text context,
 passages and metadata. Its table is described by a :class:`TableSource` (records
 or a CSV path) and built on first access, so loading a dataset stays cheap and
-``import tablereason.datasets`` does not load DuckDB.
+``import tablereason.datasets`` does not load DuckDB. An example can also hold live
+tables (:meth:`Example.from_table`): one ``Table``, or several named ones, kept as they
+are and never copied into Python rows.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.table.named import TableSet
     from tablereason.table.value import Table
 
 
@@ -105,8 +109,12 @@ class Example(BaseModel):
 
     def __eq__(self, other: object) -> bool:
         # Compare the data only: the cached table and its lock are not part of the value.
+        # Live tables (no source) are the same only when they are the same objects.
         if not isinstance(other, Example):
             return NotImplemented
+        live = self.table_source is None and (self._table is not None or other._table is not None)
+        if live and self._table is not other._table:
+            return False
         return self.model_dump() == other.model_dump()
 
     __hash__ = None  # type: ignore[assignment]
@@ -118,17 +126,38 @@ class Example(BaseModel):
 
     @property
     def table(self) -> Table | None:
-        """The example's table, built on first access and then cached."""
+        """The example's table, built on first access and then cached.
+
+        ``None`` for an example without one, and for several named tables (see
+        :attr:`tables`).
+        """
+        if self.several_tables:
+            return None
         if self._table is None and self.table_source is not None:
             with self._lock:
                 if self._table is None:
                     self._table = self.table_source.build()
         return self._table  # type: ignore[no-any-return]
 
+    @property
+    def has_table(self) -> bool:
+        """Whether the example has a table (a source to build, or live tables), unbuilt."""
+        return self.table_source is not None or self._table is not None
+
+    @property
+    def tables(self) -> TableSet | None:
+        """The example's named tables, when it holds several (``None`` otherwise)."""
+        return self._table if self.several_tables else None  # type: ignore[no-any-return]
+
+    @property
+    def several_tables(self) -> bool:
+        """Whether the example holds several named tables (a ``TableSet``)."""
+        return self._table is not None and isinstance(self._table, Mapping)
+
     @classmethod
     def from_table(
         cls,
-        table: Table,
+        table: Table | Mapping[str, Table],
         question: str,
         *,
         answer: str | list[str] = "",
@@ -136,10 +165,15 @@ class Example(BaseModel):
         id: str = "0",
         **fields: Any,
     ) -> Example:
-        """Wrap an existing table and a question as an example.
+        """Wrap a live table, or several named ones, and a question as an example.
+
+        Nothing is copied: the example holds the table itself (``example.table is t``),
+        so a question over a large table costs no row in Python. Several tables become a
+        :class:`~tablereason.table.named.TableSet` (names checked), for the methods that
+        take several. The example has no ``table_source``: it lives in this process.
 
         Args:
-            table: The table to reason over.
+            table: The table to reason over, or ``{"name": table, ...}``.
             question: The question about it.
             answer: Gold answer, when known.
             dataset: Dataset name to record.
@@ -150,17 +184,18 @@ class Example(BaseModel):
             An example whose ``table`` is ``table`` itself.
 
         Example:
-            >>> from tablereason.table import Table  # doctest: +SKIP
-            >>> t = Table.from_records(["a"], [["1"]])  # doctest: +SKIP
-            >>> Example.from_table(t, "what is a?").table is t  # doctest: +SKIP
+            >>> from tablereason.table import Table
+            >>> t = Table.from_records(["a"], [["1"]])
+            >>> Example.from_table(t, "what is a?").table is t
             True
+            >>> two = Example.from_table({"x": t, "y": t}, "how many?")
+            >>> two.several_tables, list(two.tables), two.table
+            (True, ['x', 'y'], None)
         """
-        header, *rows = table.to_records()
-        source = TableSource(
-            header=list(header), rows=[list(r) for r in rows], caption=table.caption
-        )
-        example = cls(
-            dataset=dataset, id=id, question=question, answer=answer, table_source=source, **fields
-        )
+        example = cls(dataset=dataset, id=id, question=question, answer=answer, **fields)
+        if isinstance(table, Mapping):
+            from tablereason.table.named import TableSet  # the engine loads with its tables
+
+            table = table if isinstance(table, TableSet) else TableSet(table)
         example._table = table
         return example

@@ -131,7 +131,7 @@ Price = Callable[[int, int], float]
 
 
 def _table_shape(example: Example) -> tuple[int, int] | None:
-    if example.table_source is None:
+    if not example.has_table:
         return None
     try:
         table = example.table  # built (and cached) when the method ran
@@ -148,7 +148,7 @@ def _checks(prediction: Prediction, example: Example, traces: bool) -> dict[str,
     the trace's tables).
     """
     table = None
-    if example.table_source is not None:
+    if example.has_table:
         with contextlib.suppress(Exception):  # a table that cannot be built cites nothing
             table = example.table
     first = next((s.table for s in prediction.trace.steps if s.kind == "input"), None)

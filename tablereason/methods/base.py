@@ -31,6 +31,7 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -69,6 +70,10 @@ class TableMethod(ABC):
     """
 
     name: ClassVar[str]
+    takes_task: ClassVar[bool] = False
+    """Whether the method is built with the run's ``task`` (see :class:`MethodSpec`)."""
+    takes_data_dir: ClassVar[bool] = False
+    """Whether the method is built with the run's ``data_dir``."""
     takes_several_tables: ClassVar[bool] = False
     """Whether :meth:`answer` also takes a :class:`~tablereason.table.named.TableSet`."""
 
@@ -77,27 +82,42 @@ class TableMethod(ABC):
     ) -> Prediction:
         """Answer a dataset example, or ``question`` over the table ``source``.
 
+        An example's table is read as it is held: a live table (or several named ones)
+        that :meth:`~tablereason.datasets.Example.from_table` wrapped is never copied.
+
         Args:
-            source: An :class:`~tablereason.datasets.Example` with a table, or a
+            source: An :class:`~tablereason.datasets.Example` with a table (or several
+                named tables, for a method that takes several), or a
                 :class:`~tablereason.table.Table`.
             question: The question, when ``source`` is a table.
-            **options: With a table: the method's own per-question options.
+            **options: The method's own per-question options.
 
         Raises:
-            ConfigurationError: For an example without a table, or a table without a
-                question.
+            ConfigurationError: For an example without a table, several tables given to a
+                method that takes one, or a table without a question.
         """
-        if isinstance(source, Example):
-            if source.table is None:
-                raise ConfigurationError(
-                    f"method {self.name} needs a table, but {source.dataset} example "
-                    f"{source.id!r} has none; pick a method for this dataset"
-                )
-            extra = {**self.example_options(source), **options}
-            return self.answer(source.table, source.question, **extra)
-        if question is None:
-            raise ConfigurationError(f"{self.name}.run(table, question) needs the question")
-        return self.answer(source, question, **options)
+        if not isinstance(source, Example):
+            if question is None:
+                raise ConfigurationError(f"{self.name}.run(table, question) needs the question")
+            source = Example.from_table(source, question, dataset="ask")
+        tables = source.tables
+        if tables is not None and not self.takes_several_tables:
+            raise ConfigurationError(
+                f"{self.name} answers over one table, and {len(tables)} named tables were "
+                "given; ask about one table, or pick a method that takes several "
+                "(`tablereason methods` says which do: text_to_sql and program_of_thought "
+                "among the built-in ones)"
+            )
+        table = source.table
+        if table is None and tables is None:
+            raise ConfigurationError(
+                f"method {self.name} needs a table, but {source.dataset} example "
+                f"{source.id!r} has none; pick a method for this dataset"
+            )
+        extra = {**self.example_options(source), **options}
+        # a method that takes several tables reads a TableSet where it reads a table
+        chosen = table if table is not None else tables
+        return self.answer(chosen, source.question, **extra)  # type: ignore[arg-type]
 
     def example_options(self, example: Example) -> dict[str, Any]:
         """Per-question options read from an example's fields; none by default."""
@@ -114,18 +134,51 @@ class TableMethod(ABC):
 
 @dataclass(frozen=True)
 class MethodSpec:
-    """A registered method: how to build it and which run context it takes.
+    """A registered method: how to build it, loaded on first use.
+
+    The catalog registers a method by ``"module:attr"`` so that nothing of it is imported
+    until it is built or described; a class or function is taken as it is. What the
+    method takes of the run's context is declared by the method itself, as class
+    attributes read once it is loaded: ``takes_task`` (``"wikitq"``, ``"tabfact"``...),
+    ``takes_data_dir`` (the run's data folder, for tools that read dataset files) and
+    ``takes_several_tables`` (a :class:`~tablereason.table.named.TableSet`).
 
     Attributes:
-        factory: Builds the method from the LLM and keyword options.
-        takes_task: Whether the factory takes ``task`` (``"wikitq"``, ``"tabfact"``...).
-        takes_data_dir: Whether it takes ``data_dir`` (the run's data folder, for tools
-            that read dataset files).
+        target: The factory, or where it is: ``"package.module:Name"``.
+
+    Example:
+        >>> spec = MethodSpec("tablereason.methods.baselines.text_to_sql:TextToSQL")
+        >>> spec.factory.__name__, spec.takes_task, spec.takes_several_tables
+        ('TextToSQL', False, True)
     """
 
-    factory: Callable[..., Method]
-    takes_task: bool = False
-    takes_data_dir: bool = False
+    target: Callable[..., Method] | str
+
+    @property
+    def factory(self) -> Callable[..., Method]:
+        """The factory, imported on first use.
+
+        Raises:
+            ConfigurationError: For a target that does not import or name a callable.
+        """
+        if not isinstance(self.target, str):
+            return self.target
+        return _load(self.target)
+
+    @property
+    def takes_task(self) -> bool:
+        """Whether the method takes the run's ``task`` (its own declaration)."""
+        return bool(getattr(self.factory, "takes_task", False))
+
+    @property
+    def takes_data_dir(self) -> bool:
+        """Whether the method takes the run's ``data_dir`` (its own declaration)."""
+        return bool(getattr(self.factory, "takes_data_dir", False))
+
+    @property
+    def takes_several_tables(self) -> bool:
+        """Whether the method answers over several named tables (its own declaration)."""
+        return bool(getattr(self.factory, "takes_several_tables", False))
 
     def build(
         self,
@@ -144,17 +197,33 @@ class MethodSpec:
         Raises:
             ConfigurationError: For options the factory does not accept.
         """
+        factory = self.factory
         kwargs = dict(options)
         if task is not None and self.takes_task:
             kwargs.setdefault("task", task)
         if data_dir is not None and self.takes_data_dir:
             kwargs.setdefault("data_dir", str(data_dir))
         try:
-            return self.factory(llm, **kwargs)
+            return factory(llm, **kwargs)
         except TypeError as err:
-            name = registered_as or getattr(
-                self.factory, "name", getattr(self.factory, "__name__", "method")
-            )
+            name = registered_as or getattr(factory, "name", getattr(factory, "__name__", "method"))
             raise ConfigurationError(
                 f"method {name!r} does not accept these options {sorted(kwargs)}: {err}"
             ) from None
+
+
+def _load(target: str) -> Callable[..., Method]:
+    """The object ``"module:attr"`` names, imported now.
+
+    Raises:
+        ConfigurationError: When the module does not import or holds no such callable.
+    """
+    module_name, _, attr = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+        factory = getattr(module, attr) if attr else None
+    except (ImportError, AttributeError) as error:
+        raise ConfigurationError(f"method {target!r} cannot be loaded: {error}") from None
+    if not callable(factory):
+        raise ConfigurationError(f"method {target!r} is not a class or function ('module:Name')")
+    return factory  # type: ignore[no-any-return]

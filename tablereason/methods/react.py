@@ -37,6 +37,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from tablereason.calls import ReplySpec
+from tablereason.calls.sampling import SamplingSettings
 from tablereason.errors import ConfigurationError, ParseError
 from tablereason.llm.base import LLM
 from tablereason.methods.constraints.tools import react_action
@@ -58,7 +59,7 @@ from tablereason.trace.record import Trace, TraceStep
 STOPPED = "Agent stopped due to iteration limit or time limit."
 
 
-class ReActSettings(BaseModel):
+class ReActSettings(SamplingSettings):
     """Everything that differs between profiles.
 
     Attributes:
@@ -67,6 +68,8 @@ class ReActSettings(BaseModel):
         finish: The pseudo-tool that ends the run with its input as the answer.
         max_iterations: Model steps before the run is stopped.
         temperature: Sampling temperature (0, as the reference).
+        top_p: Nucleus sampling bound of every request.
+        seed: Seed sent with sampled requests, so a sampled run replays exactly.
         max_tokens: Completion budget per step.
         max_observation_chars: Observations are cut to this length (None: no cut).
         force_finish: At the iteration limit, ask once more for the final answer.
@@ -84,7 +87,7 @@ class ReActSettings(BaseModel):
     watchword: str = Field(default="Action", min_length=1)
     finish: str = Field(default="Finish", min_length=1)
     max_iterations: int = Field(default=8, ge=1)
-    temperature: float = Field(default=0.0, ge=0.0)
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(default=128, ge=1)
     max_observation_chars: int | None = 600
     force_finish: bool = True
@@ -206,6 +209,8 @@ class ReAct(ToolMethod):
 
     name: ClassVar[str] = "react"
     prompt_folder: ClassVar[str] = "react"
+    takes_task: ClassVar[bool] = True
+    takes_data_dir: ClassVar[bool] = True
 
     def __init__(
         self,

@@ -32,9 +32,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from tablereason.calls import Door
+from tablereason.calls.sampling import SamplingSettings
 from tablereason.errors import TableReasonError
 from tablereason.llm.base import LLM
 from tablereason.methods.tool_tasks import (
@@ -59,13 +60,16 @@ class RunFailed(TableReasonError):
     """An attempt failed the way the reference fails (the paper profiles retry)."""
 
 
-class Settings(BaseModel):
+class Settings(SamplingSettings):
     """The fields :meth:`ToolMethod.run` reads of a method's settings.
 
     Attributes:
         profile: The profile's name, recorded in the trace's method.
         attempts: Whole-run attempts when an attempt fails.
         constrain: Send each decision's constraint to models that enforce it.
+        temperature: Every request's temperature (``None``: each call's own).
+        top_p: Nucleus sampling bound of every request.
+        seed: Seed of sampled requests.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -126,7 +130,10 @@ class ToolMethod(ABC):
             if tools is not None
             else default_tools(self.task, llm, react=react, data_dir=data_dir)
         )
-        self.door = Door(llm, site=self.name, constrain=self.settings.constrain)
+        self.door = Door(
+            llm, site=self.name, constrain=self.settings.constrain,
+            sampling=self.settings.sampling(),
+        )  # fmt: skip
 
     @property
     def table_task(self) -> bool:

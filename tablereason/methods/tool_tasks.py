@@ -123,7 +123,9 @@ def subject_of(source: Example | str | Table | Mapping[str, Table], question: st
         return Subject(question, tables)
     if question is not None:
         raise ConfigurationError("a question is given with a table: run(table, question)")
-    table = source.table if isinstance(source, Example) else None
+    table: Table | TableSet | None = None
+    if isinstance(source, Example):  # live tables (one or several) or the dataset's table
+        table = source.tables if source.several_tables else source.table
     if task in TABLE_TASKS:
         if table is None:
             raise ConfigurationError(

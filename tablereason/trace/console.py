@@ -35,6 +35,7 @@ from typing import Any, TextIO
 
 from tablereason.trace.answer_view import checked_lines, marked
 from tablereason.trace.html import row_count
+from tablereason.trace.runs_view import run_lines
 from tablereason.trace.table_diff import TableDict, TableDiff, diff_tables
 from tablereason.trace.table_fit import HIDDEN_HINT, fit_columns, hidden_note
 from tablereason.trace.terminal import visible
@@ -171,6 +172,16 @@ class TraceView:
             self.out.write(visible(str(text), lines=True) + "\n")
         if prompts:
             self.out.write("    --- end of prompts ---\n")
+
+    def note(self, text: str) -> None:
+        """One line of text (a run's heading, a run's summary), shown as it is."""
+        if self.rich:
+            from rich.markup import escape
+
+            self.console.print(f"[bold]{escape(visible(text))}[/bold]", soft_wrap=True)
+        else:
+            self.out.write(visible(text) + "\n")
+        self.out.flush()
 
     def outcome(
         self,
@@ -407,4 +418,10 @@ def print_trace(
     view.question(str(trace.get("question", "")))
     for number, step, before in walk(trace):
         view.step(number, step, before, marked(evidence, number - 1))
+    for label, run in enumerate(trace.get("runs") or [], start=1):
+        view.note(f"── run {label}: {run.get('method', '')}")
+        for number, step, before in walk(run):
+            view.step(number, step, before)
+    for line in run_lines(trace):
+        view.note(line)
     view.outcome(answer, error, evidence, warnings)

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tablereason.trace.answer_view import answer_html, marked
+from tablereason.trace.runs_view import runs_html
 from tablereason.trace.table_diff import TableDict, diff_tables, row_cell
 
 STYLE = """
@@ -330,7 +331,19 @@ def render_body(
         parts.append(step_html(number, step, before, (before_cells, cells)))
         if step.get("table") is not None:
             before, before_cells = step["table"], cells
+    parts.append(runs_html(trace, _steps_html))
     parts.append("</div>")
+    return "".join(parts)
+
+
+def _steps_html(trace: Mapping[str, Any]) -> str:
+    """The steps of one sub-run, each with its table (no evidence marks: they cite the input)."""
+    parts = []
+    before: TableDict | None = None
+    for number, step in enumerate(trace.get("steps") or [], start=1):
+        parts.append(step_html(number, step, before, (set(), set())))
+        if step.get("table") is not None:
+            before = step["table"]
     return "".join(parts)
 
 

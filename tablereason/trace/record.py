@@ -166,10 +166,22 @@ class TraceStep(BaseModel):
 
 
 class Trace(BaseModel):
-    """The steps of one method run, in order.
+    """The steps of one method run, in order; and of the runs it is composed of.
+
+    A composed method (self-consistency, Mix-SC, a critic) keeps each inner run as a
+    sub-trace in :attr:`runs`, with that run's ``answer`` and ``error``; its own steps
+    (the vote, the judge's verdicts) stay in :attr:`steps`. :attr:`usage` sums both, so
+    a composed run's requests and tokens are exactly its samples' and its own.
 
     The first trace created inside a :func:`~tablereason.trace.listen.following` block
     reports its steps to that block's feed as they complete.
+
+    Example:
+        >>> sample = Trace(method="chain_of_table #1", answer=["3"],
+        ...                steps=[TraceStep(kind="plan", name="<END>", usage=Usage(requests=1))])
+        >>> outer = Trace(method="self_consistency", runs=[sample, sample])
+        >>> outer.usage.requests, Trace.from_dict(outer.to_dict()).runs[1].answer
+        (2, ['3'])
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -177,6 +189,9 @@ class Trace(BaseModel):
     method: str = ""
     question: str = ""
     steps: list[TraceStep] = Field(default_factory=list)
+    runs: list[Trace] = Field(default_factory=list)
+    answer: str | list[str] | None = None
+    error: str | None = None
     _feed: StepFeed | None = PrivateAttr(default=None)
 
     def model_post_init(self, context: Any, /) -> None:
@@ -206,18 +221,22 @@ class Trace(BaseModel):
         """Stop the timing of every step still running (see :meth:`TraceStep.start`)."""
         for step in self.steps:
             step.stop()
+        for run in self.runs:
+            run.stop_running()
 
     @property
     def usage(self) -> Usage:
-        """Summed usage of every step."""
+        """Summed usage of every step, and of every sub-run's."""
         total = Usage(requests=0)
         for step in self.steps:
             total = total + step.usage
+        for run in self.runs:
+            total = total + run.usage
         return total
 
     @property
     def tables(self) -> list[Table]:
-        """Every intermediate table, in order."""
+        """Every intermediate table, in order (a composed run's own: its sub-runs keep theirs)."""
         return [s.table for s in self.steps if s.table is not None]
 
     def to_dict(self) -> dict[str, Any]:
@@ -234,12 +253,19 @@ class Trace(BaseModel):
                 lineage = _steps_from(step.table, tables[0])
                 if lineage:
                     data["table"]["lineage"] = lineage
-        return {
+        saved: dict[str, Any] = {
             "method": self.method,
             "question": self.question,
             "steps": steps,
             "usage": self.usage.model_dump(),
         }
+        if self.runs:
+            saved["runs"] = [run.to_dict() for run in self.runs]
+        if self.answer is not None:
+            saved["answer"] = self.answer
+        if self.error is not None:
+            saved["error"] = redact(self.error)
+        return saved
 
     def to_json(self, **kwargs: Any) -> str:
         """The trace as a JSON string."""
@@ -261,7 +287,11 @@ class Trace(BaseModel):
         for step, table in zip(steps, saved, strict=True):
             if first is not None and isinstance(table, dict) and table.get("lineage"):
                 step.table = _replayed(first, table, step.table)
-        return cls(method=data.get("method", ""), question=data.get("question", ""), steps=steps)
+        runs = [cls.from_dict(run) for run in data.get("runs") or [] if isinstance(run, dict)]
+        return cls(
+            method=data.get("method", ""), question=data.get("question", ""), steps=steps,
+            runs=runs, answer=data.get("answer"), error=data.get("error"),
+        )  # fmt: skip
 
     def to_html(self, path: str | os.PathLike[str] | None = None, **header: Any) -> str:
         """A self-contained HTML page of the trace; also written to ``path`` when given.

@@ -67,3 +67,24 @@ def test_import_tablereason_is_cheap() -> None:
         line = next(x for x in out.stderr.splitlines() if re.search(r"\| tablereason$", x))
         times.append(int(line.split("|")[1]) / 1000)
     assert min(times) < 10, f"import tablereason took {min(times):.1f} ms at best"
+
+
+def test_the_method_contract_loads_only_the_contract() -> None:
+    modules = ours(loaded("import tablereason.methods.base"), *PARTS)
+    assert len(modules) < 20, modules
+    assert ours(modules, "llm", "table", "trace", "calls", "tools", "operations") == []
+    assert [m for m in modules if m.startswith("tablereason.methods.")] == [
+        "tablereason.methods.base"
+    ]
+
+
+def test_reading_the_catalog_loads_no_method() -> None:
+    modules = loaded("from tablereason.methods import METHODS; METHODS.names()")
+    methods = [m for m in modules if m.startswith("tablereason.methods.")]
+    assert sorted(methods) == ["tablereason.methods.base", "tablereason.methods.catalog"], methods
+
+
+PARTS = (
+    "datasets", "errors", "registry", "lazy_names", "old_paths", "methods", "llm", "table",
+    "trace", "calls", "tools", "operations", "answers", "sandbox", "metrics", "prompts",
+)  # fmt: skip

@@ -165,3 +165,17 @@ def test_operations_reach_the_storage_only_through_the_kernel(
     assert operation_doors_crossed(changed) == [
         "tablereason.operations.group_by imports tablereason.table.storage"
     ]
+
+
+def test_the_composed_methods_build_others_by_name_without_a_cycle(
+    graph: dict[str, dict[str, int]],
+) -> None:
+    composed = [m for m in graph if m.startswith("tablereason.methods.composed.")]
+    assert len(composed) >= 5
+    assert "tablereason.methods.catalog" in graph["tablereason.methods.composed.runs"]
+    # the catalog names them by string and imports none of them; the one method it
+    # imports is Chain-of-Table, inside the Table tool's default reasoner
+    catalog = graph["tablereason.methods.catalog"]
+    imported = {m for m in catalog if m.startswith("tablereason.methods.")}
+    assert imported == {"tablereason.methods.base", "tablereason.methods.chain_of_table.method"}
+    assert import_graph.cycles(graph) == []

@@ -23,7 +23,8 @@ from tablereason.llm import RetryingLLM, RetryPolicy
 from tablereason.methods import METHODS
 
 QUESTION = "which year had most deaths?"
-NO_ANSWER_REPLY = {"chain_of_table": "|", "chameleon_cot": " "}
+NO_ANSWER_REPLY = {"chain_of_table": "|", "chameleon_cot": " ", "self_consistency": "|",
+                   "mix_sc": "|", "table_critic": "|"}  # fmt: skip
 """Replies after which each method has no answer ("Answer:" for the others)."""
 
 

@@ -102,10 +102,11 @@ def test_example_from_table_keeps_the_table() -> None:
 
     table = Table.from_records(["city", "pop"], [["Oslo", "700"]], caption="cities")
     example = Example.from_table(table, "largest city?", answer="Oslo")
-    assert example.table is table
-    assert example.table_source is not None
-    assert example.table_source.rows == [["Oslo", "700"]]
-    assert example.table_source.build().equals(table)
+    assert example.table is table and example.has_table
+    # the live table is held, not copied into rows: the example has no source to rebuild
+    assert example.table_source is None
+    assert example == Example.from_table(table, "largest city?", answer="Oslo")
+    assert example != Example.from_table(table.sort_by("pop"), "largest city?", answer="Oslo")
 
 
 def test_datasets_import_only_table_errors_and_registry() -> None:

@@ -139,6 +139,15 @@ def test_report_agrees_with_the_metric_and_the_model_usage(spec: BenchmarkSpec) 
     assert "Accuracy by chain length" in html and "Accuracy by table size" in html
     assert f"{100 * expected.score:.2f}%" in report.to_text()
 
+    # every run: accuracy with its 95% interval, and what a correct answer cost
+    low, high = report.interval
+    assert 0 <= low < report.score < high <= 1
+    assert f"95% interval {100 * low:.1f}-{100 * high:.1f}%" in report.to_text()
+    per = f"{report.requests / report.correct:.1f} requests, "
+    per += f"{tokens / report.correct:,.0f} tokens"
+    assert f"per correct answer: {per}" in report.to_text() and per in html
+    assert report.interval_text() in html
+
 
 def test_rerun_resumes_and_cache_replays_offline(spec: BenchmarkSpec) -> None:
     first = run_benchmark(spec, llm=scripted(), progress=False)

@@ -30,7 +30,8 @@ def test_every_registered_method_is_a_method() -> None:
     assert exported_names() == method_names() == METHODS.names()
     assert method_names() == [
         "chain_of_table", "program_of_thought", "text_to_sql", "rewoo", "react",
-        "chameleon", "chameleon_cot", "chameleon_pot",
+        "chameleon", "chameleon_cot", "chameleon_pot", "self_consistency", "mix_sc",
+        "table_critic",
     ]  # fmt: skip
     for name in method_names():
         spec = METHODS.get(name)
@@ -46,7 +47,8 @@ def test_the_task_and_data_folder_go_only_where_declared() -> None:
         "chain_of_table": (True, False), "program_of_thought": (False, False),
         "text_to_sql": (False, False), "rewoo": (True, True), "react": (True, True),
         "chameleon": (True, False), "chameleon_cot": (True, False),
-        "chameleon_pot": (True, False),
+        "chameleon_pot": (True, False), "self_consistency": (True, True), "mix_sc": (True, True),
+        "table_critic": (True, True),
     }  # fmt: skip
     method = build_method("chain_of_table", ScriptedLLM(replies=[]), task="wikitq")
     assert method.config()["task"] == "wikitq"
@@ -132,3 +134,78 @@ def test_the_baselines_refuse_unknown_options() -> None:
         assert isinstance(method, TableMethod)
         with pytest.raises(ConfigurationError, match="takes no options"):
             method.run(TABLE, "q", no_such=1)
+
+
+def _distribution(root: Any, name: str, target: str) -> None:
+    """A temporary installed distribution: a module and a ``.dist-info`` naming its method."""
+    (root / "thirdparty_methods.py").write_text(
+        "from tablereason.trace import Prediction\n"
+        "class Echo:\n"
+        "    name = 'echo'\n"
+        "    takes_task = True\n"
+        "    def __init__(self, llm, task='wikitq'):\n"
+        "        self.task = task\n"
+        "    def run(self, example):\n"
+        "        return Prediction(answer=self.task + ': ' + example.question)\n"
+        "    def config(self):\n"
+        "        return {'method': 'echo'}\n",
+        encoding="utf-8",
+    )
+    info = root / "thirdparty_methods-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: thirdparty-methods\nVersion: 1.0\n"
+    )
+    (info / "entry_points.txt").write_text(f"[tablereason.methods]\n{name} = {target}\n")
+
+
+def _installed(root: Any, monkeypatch: pytest.MonkeyPatch, name: str) -> Any:
+    """A new catalog with Chain-of-Table, and a distribution whose entry point is ``name``."""
+    from tablereason.methods.catalog import MethodCatalog
+
+    _distribution(root, name, "thirdparty_methods:Echo")
+    monkeypatch.syspath_prepend(str(root))
+    catalog = MethodCatalog()
+    spec = MethodSpec("tablereason.methods.chain_of_table.method:ChainOfTable")
+    catalog.register("chain_of_table", spec)
+    return catalog
+
+
+def test_a_method_of_another_distribution_joins_through_its_entry_point(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    catalog = _installed(tmp_path, monkeypatch, "echo")
+    assert catalog.names() == ["chain_of_table", "echo"]
+    assert "thirdparty_methods" not in sys.modules  # registered, not loaded
+    spec = catalog.get("echo")
+    method = spec.build(ScriptedLLM(replies=[]), task="tabfact", registered_as="echo")
+    assert method.run(EXAMPLE).answer == "tabfact: what is a?" and spec.takes_task
+    # through the package's own catalog, by name, as ask and eval build it
+    monkeypatch.setattr(METHODS, "_discovered", False)
+    monkeypatch.setattr(METHODS, "_items", dict(METHODS._items))
+    assert build_method("echo", ScriptedLLM(replies=[]), task="wikitq").run(EXAMPLE).answer == (
+        "wikitq: what is a?"
+    )
+
+
+def test_an_entry_point_takes_no_built_in_name_and_a_broken_one_is_reported(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    catalog = _installed(tmp_path, monkeypatch, "chain_of_table")
+    assert catalog.get("chain_of_table").factory.__name__ == "ChainOfTable"
+    assert "already registered" in caplog.text
+    with pytest.raises(ConfigurationError, match="cannot be loaded"):
+        _ = MethodSpec("thirdparty_methods:NoSuch").factory
+    with pytest.raises(ConfigurationError, match="cannot be loaded"):
+        MethodSpec("no_such_package.module:Thing").build(ScriptedLLM(replies=[]))
+
+
+def test_a_method_declares_what_it_takes_itself() -> None:
+    for name in METHODS:
+        spec = METHODS.get(name)
+        assert spec.takes_task == getattr(spec.factory, "takes_task", False), name
+    assert [n for n in METHODS if METHODS.get(n).takes_several_tables] == [
+        "program_of_thought", "text_to_sql", "rewoo", "react",  # the table agent takes several
+    ]  # fmt: skip

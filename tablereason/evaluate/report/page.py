@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from tablereason.evaluate.report.accuracy import per_correct_text, wilson
 from tablereason.evaluate.report.svg import bar_chart
 from tablereason.evaluate.report.warned import WarningSummary, summarize_warnings
 from tablereason.evaluate.results import PAGES_DIR, REPORT_FILE, find_results, read_results
@@ -93,6 +94,24 @@ class Report(BaseModel):
     examples: list[ExampleRow] = Field(default_factory=list)
     warnings: WarningSummary = Field(default_factory=WarningSummary)
 
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The 95% interval of the score (Wilson's; see :mod:`.accuracy`)."""
+        return wilson(self.correct, self.total)
+
+    def interval_text(self) -> str:
+        """The score's 95% interval, as percentages."""
+        low, high = self.interval
+        return f"95% interval {100 * low:.1f}-{100 * high:.1f}%"
+
+    def per_correct(self) -> str:
+        """What one correct answer cost: requests, tokens, seconds and dollars."""
+        return per_correct_text(
+            correct=self.correct, requests=self.requests,
+            tokens=self.prompt_tokens + self.completion_tokens,
+            seconds=self.mean_s * self.done, cost=self.cost,
+        )  # fmt: skip
+
     def to_text(self) -> str:
         """A short plain-text summary for the terminal."""
         c = self.config
@@ -100,7 +119,8 @@ class Report(BaseModel):
         if self.score is not None:
             lines.append(
                 f"{self.metric}: {100 * self.score:.2f}% "
-                f"({self.correct:g} of {self.total}; {self.done} run, {self.failed} failed)"
+                f"({self.correct:g} of {self.total}; {self.done} run, {self.failed} failed), "
+                f"{self.interval_text()}"
             )
         else:
             lines.append(f"{self.done} of {self.total} run, {self.failed} failed (no metric)")
@@ -114,6 +134,8 @@ class Report(BaseModel):
             f"{self.requests:,} requests, cost ${self.cost:.4f}"
         )
         lines.append(f"time per example: mean {self.mean_s:.2f} s, p90 {self.p90_s:.2f} s")
+        if self.score is not None:
+            lines.append(self.per_correct())
         lines.extend(self.warnings.to_text())
         if self.html:
             lines.append(f"report: {self.html}")
@@ -350,7 +372,8 @@ def render_report(report: Report) -> str:
         f"<p class='meta'>model <code>{_e(c.get('model'))}</code> · profile "
         f"<code>{_e(c.get('profile'))}</code> · library {_e(c.get('library_version'))}</p>",
         f"<p><span class='big'>{score}</span> {_e(report.metric)} · {report.correct:g} of "
-        f"{report.total} correct · {report.done} run · {report.failed} failed</p>",
+        f"{report.total} correct · {report.done} run · {report.failed} failed · "
+        f"{_e(report.interval_text())}</p>",
         *(
             f"<p>{100 * value:.2f}% {_e(name)} (same answers, companion metric)</p>"
             for name, value in report.companions.items()
@@ -359,6 +382,7 @@ def render_report(report: Report) -> str:
         f"({report.prompt_tokens:,} prompt + {report.completion_tokens:,} completion) · "
         f"{report.requests:,} requests · cost ${report.cost:.4f} · "
         f"{report.mean_s:.2f} s per example (p90 {report.p90_s:.2f} s)</p>",
+        f"<p>{_e(report.per_correct())}</p>",
     ]
     if report.breakdown:
         rows = "".join(

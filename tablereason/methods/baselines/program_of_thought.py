@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from tablereason.calls import Door, ReplySpec
+from tablereason.calls import Door, ReplySpec, Sampling
 from tablereason.errors import ConfigurationError, LLMError
 from tablereason.llm.base import LLM
 from tablereason.methods.base import TableMethod
@@ -43,6 +43,9 @@ class ProgramOfThought(TableMethod):
         max_rows: Rows of the table shown in the prompt (the program sees all rows).
         constrain: Send each program's constraint (one code block with a line that
             sets ``ans``) to models that enforce it.
+        temperature: Sampling temperature of every request (``None``: each call's own).
+        top_p: Nucleus sampling bound of every request.
+        seed: Seed sent with sampled requests, so a sampled run replays exactly.
 
     Example:
         >>> from tablereason.llm import ScriptedLLM
@@ -61,9 +64,13 @@ class ProgramOfThought(TableMethod):
         max_tokens: int = 256,
         max_rows: int | None = 60,
         constrain: bool = True,
+        temperature: float | None = None,
+        top_p: float = 1.0,
+        seed: int | None = None,
     ) -> None:
         self.llm = llm
-        self.door = Door(llm, site="baselines", constrain=constrain)
+        self.sampling = Sampling.checked(temperature, top_p, seed)
+        self.door = Door(llm, site="baselines", constrain=constrain, sampling=self.sampling)
         self.settings = settings or RetrySettings()
         self.sandbox = sandbox
         self.max_tokens = max_tokens
@@ -79,6 +86,7 @@ class ProgramOfThought(TableMethod):
                 "extract": self.settings.strip_fences,
                 "max_tokens": self.max_tokens,
                 "max_rows": self.max_rows,
+                **vars(self.sampling),
             },
             "prompts": {n: template_hash(n) for n in template_names("baselines")},
         }

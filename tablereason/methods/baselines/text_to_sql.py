@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from sqlglot import exp
 
 from tablereason.answers.query_rows import query_rows
-from tablereason.calls import Door, ReplySpec
+from tablereason.calls import Door, ReplySpec, Sampling
 from tablereason.errors import ConfigurationError, LLMError, SQLError
 from tablereason.llm.base import LLM
 from tablereason.methods.base import TableMethod
@@ -48,6 +48,9 @@ class TextToSQL(TableMethod):
         constrain: Send each query's constraint (the rest of a SELECT over ``t`` and
             its columns, text compared with the table's values) to models that
             enforce it.
+        temperature: Sampling temperature of every request (``None``: each call's own).
+        top_p: Nucleus sampling bound of every request.
+        seed: Seed sent with sampled requests, so a sampled run replays exactly.
 
     Example:
         >>> from tablereason.llm import ScriptedLLM
@@ -66,9 +69,13 @@ class TextToSQL(TableMethod):
         max_rows: int | None = 20,
         max_tokens: int = 256,
         constrain: bool = True,
+        temperature: float | None = None,
+        top_p: float = 1.0,
+        seed: int | None = None,
     ) -> None:
         self.llm = llm
-        self.door = Door(llm, site="baselines", constrain=constrain)
+        self.sampling = Sampling.checked(temperature, top_p, seed)
+        self.door = Door(llm, site="baselines", constrain=constrain, sampling=self.sampling)
         self.patience = max(1, patience)
         self.limits = limits or SQLLimits()
         self.max_rows = max_rows
@@ -82,6 +89,7 @@ class TextToSQL(TableMethod):
                 "patience": self.patience,
                 "max_rows": self.max_rows,
                 "max_tokens": self.max_tokens,
+                **vars(self.sampling),
             },
             "prompts": {n: template_hash(n) for n in template_names("baselines")},
         }

@@ -64,6 +64,7 @@ class ChainOfTable(TableMethod):
     """
 
     name = "chain_of_table"
+    takes_task = True
 
     def __init__(
         self, llm: LLM, task: Task = "tabfact", profile: str = "efficient", **overrides: Any

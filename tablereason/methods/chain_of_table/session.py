@@ -78,7 +78,10 @@ class Session:
 
     def __post_init__(self) -> None:
         system = template(f"{PROMPTS}/paper/system") if self.settings.chat_messages else None
-        door = Door(self.llm, site=PROMPTS, constrain=self.settings.constrain, system=system)
+        door = Door(
+            self.llm, site=PROMPTS, constrain=self.settings.constrain, system=system,
+            sampling=self.settings.sampling(),
+        )  # fmt: skip
         object.__setattr__(self, "door", door)
 
     @property

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from tablereason.calls.sampling import SamplingSettings
 from tablereason.registry import Registry
 
 
-class ChainOfTableSettings(BaseModel):
+class ChainOfTableSettings(SamplingSettings):
     """Every knob of a Chain-of-Table run.
 
     Attributes:
@@ -56,6 +57,10 @@ class ChainOfTableSettings(BaseModel):
         lowercase_wikitq: Lower-case WikiTQ tables and questions (the reference's
             rules assume lower-case text, as TabFact has).
         mask_digits: Replace digit runs with ``_`` in the add-column question (reference).
+        temperature: Sampling temperature of every request (``None``: each call's own,
+            ``select_temperature`` for the selections and 0 elsewhere); a composed method
+            sets it to sample whole chains (see docs/strategies.md).
+        top_p: Nucleus sampling bound of every request.
         seed: Seed sent with sampled requests, so runs replay exactly.
         constrain: Send each reply's constraint (built from the table and the chain so
             far: the operations the graph allows, column names, row numbers, SQL over

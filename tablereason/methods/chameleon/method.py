@@ -72,6 +72,7 @@ class Chameleon:
     """
 
     name: ClassVar[str] = "chameleon"
+    takes_task: ClassVar[bool] = True
 
     def __init__(
         self,

@@ -61,7 +61,10 @@ class ChainRun:
     door: Door = field(init=False)
 
     def __post_init__(self) -> None:
-        self.door = Door(self.llm, site="chameleon", constrain=self.settings.constrain)
+        self.door = Door(
+            self.llm, site="chameleon", constrain=self.settings.constrain,
+            sampling=self.settings.sampling(),
+        )  # fmt: skip
 
     @property
     def paper(self) -> bool:

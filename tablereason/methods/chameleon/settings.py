@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from tablereason.calls.sampling import SamplingSettings
 from tablereason.errors import ConfigurationError
 from tablereason.sandbox.verify import RetrySettings
 from tablereason.tools.ocr import OCRFormat
@@ -26,7 +27,7 @@ from tablereason.tools.ocr import OCRFormat
 Profile = Literal["paper", "default"]
 
 
-class ChameleonSettings(BaseModel):
+class ChameleonSettings(SamplingSettings):
     r"""Every knob of a Chameleon run.
 
     Attributes:
@@ -70,6 +71,9 @@ class ChameleonSettings(BaseModel):
             the paper leaves that to scoring).
         cot_caption: Show the image caption in the ScienceQA chain-of-thought prompt (the
             released ChatGPT chain-of-thought run did).
+        temperature: Sampling temperature of every request (``None``: each call's own).
+        top_p: Nucleus sampling bound of every request.
+        seed: Seed sent with sampled requests.
         constrain: Send the planner's reply constraint (a list of the task's module
             names) to models that enforce it. The paper profile asks as the published
             code does: off unless set.

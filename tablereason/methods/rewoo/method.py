@@ -33,9 +33,10 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from tablereason.calls import ReplySpec
+from tablereason.calls.sampling import SamplingSettings
 from tablereason.errors import ConfigurationError, ParseError
 from tablereason.llm.base import LLM
 from tablereason.methods.constraints.tools import rewoo_plan
@@ -66,12 +67,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from tablereason.llm.constraints import Constraint
 
 
-class ReWOOSettings(BaseModel):
+class ReWOOSettings(SamplingSettings):
     """Everything that differs between profiles.
 
     Attributes:
         profile: ``"default"`` or ``"paper"``.
         temperature: Planner and solver temperature (paper: 0.5).
+        top_p: Nucleus sampling bound of every request.
+        seed: Seed sent with sampled requests, so a sampled run replays exactly.
         planner_max_tokens: Planner completion budget.
         solver_max_tokens: Solver completion budget.
         concurrent: Run independent steps in parallel threads.
@@ -102,7 +105,7 @@ class ReWOOSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     profile: Literal["default", "paper"] = "default"
-    temperature: float = Field(default=0.0, ge=0.0)
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     planner_max_tokens: int = Field(default=128, ge=1)
     solver_max_tokens: int = Field(default=32, ge=1)
     concurrent: bool = True
@@ -178,6 +181,8 @@ class ReWOO(ToolMethod):
 
     name: ClassVar[str] = "rewoo"
     prompt_folder: ClassVar[str] = "rewoo"
+    takes_task: ClassVar[bool] = True
+    takes_data_dir: ClassVar[bool] = True
 
     def __init__(
         self,
