@@ -141,7 +141,7 @@ def test_large_table_conditions_compare_text_with_the_columns_values() -> None:
                  " f_select_row(where weather = 'snow' AND \"temp max\" > 10) -> <END>"],
         "final_query": [" 3"],
     })  # fmt: skip
-    pred = ChainOfTable(llm, task="wikitq").run(table, "how many warm snowy days?")
+    pred = ChainOfTable(llm, task="wikitq").run(table, "how many snowy days were above 10?")
     plan = pred.trace.steps[1]
     assert plan.violations == 1  # 'hail' is no value of the column
     rows = next(s for s in pred.trace.steps if s.kind == "operation" and s.name == "select_row")
