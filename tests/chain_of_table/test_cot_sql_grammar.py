@@ -88,9 +88,10 @@ def tables(draw: Any) -> tuple[Table, list[Column], str]:
     return table, columns, question
 
 
-LONGEST = expression_limits().max_chars
-"""Drawn texts longer than the guard's limit are left out: a reply is cut by its token
-limit (48 or 64 tokens in the large mode) long before."""
+LONGEST = 600
+"""Drawn texts longer than this are left out: a large-mode reply is cut by its token limit
+(48 or 64 tokens) before, and the guard's own limit is longer still."""
+assert LONGEST < expression_limits().max_chars
 
 
 def draws(rules: dict[str, Any], seed: int, count: int = 6) -> list[str]:
