@@ -10,16 +10,14 @@ literals drawn from the table, its view and the question.
 
 from __future__ import annotations
 
-import importlib.util
 import random
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlglot import exp
+from test_cot_grammars import ORACLE  # the independent grammar sampler
 
 from tablereason.llm.constraints import satisfies
 from tablereason.methods.constraints.parts import grammar
@@ -37,17 +35,6 @@ from tablereason.operations.filter_rows import FilterRowsArgs, filter_rows
 from tablereason.operations.row_expressions import parse_expression, resolve_columns
 from tablereason.table import Table
 
-
-def _oracle() -> ModuleType:
-    path = Path(__file__).resolve().parents[1] / "llm" / "grammar_oracle.py"
-    spec = importlib.util.spec_from_file_location("sql_grammar_oracle", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-ORACLE = _oracle()
 NAME = st.text(st.sampled_from(list("abXY z_'\"é1")), min_size=1, max_size=8).filter(
     lambda n: n.strip() == n and any(c.isalpha() for c in n)
 )
@@ -91,7 +78,7 @@ def tables(draw: Any) -> tuple[Table, list[Column], str]:
 LONGEST = 600
 """Drawn texts longer than this are left out: a large-mode reply is cut by its token limit
 (48 or 64 tokens) before, and the guard's own limit is longer still."""
-assert LONGEST < expression_limits().max_chars
+assert expression_limits().max_chars > LONGEST
 
 
 def draws(rules: dict[str, Any], seed: int, count: int = 6) -> list[str]:
