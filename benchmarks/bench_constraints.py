@@ -168,9 +168,7 @@ def run_one(llm: Any, example: dict[str, Any], mode: str, scorer: Any) -> dict[s
         "answer": prediction.answer,
         "error": prediction.error,
         "chain": steps[-1].arguments.get("chain") if steps else None,
-        "replies": [
-            {"step": s.name, "raw": s.raw, "error": s.error} for s in steps if s.raw
-        ],
+        "replies": [{"step": s.name, "raw": s.raw, "error": s.error} for s in steps if s.raw],
     }
     record["correct"] = correct(record, example, scorer)
     return record
@@ -294,7 +292,34 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
             "seconds_on_over_off": round(on / off, 3),
             "median_question_ratio": round(statistics.median(each), 3),
         }
-    return {"rows": rows, "time": ratio}
+    return {"rows": rows, "time": ratio, "plans": openings(records)}
+
+
+def openings(records: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Per mode: questions whose first chain opens with add_column, and add-column requests.
+
+    The first reply of a run is its plan (a chain, recorded under the step it chose); an
+    add-column request is a later reply of that step that is no chain (its ``row i :
+    value`` lines; a re-ask counts again).
+    """
+    out: dict[str, dict[str, int]] = {}
+    for mode in MODES:
+        items = [r for r in records if r["mode"] == mode]
+        first = [str((r["replies"][0]["raw"] or [""])[0]).strip() for r in items if r["replies"]]
+        calls = [
+            text
+            for r in items
+            for reply in r["replies"][1:]
+            if reply["step"] == "add_column"
+            for text in reply["raw"] or []
+            if "->" not in str(text)
+        ]
+        out[mode] = {
+            "questions": len(items),
+            "opens_with_add_column": sum(f.startswith("f_add_column") for f in first),
+            "add_column_requests": len(calls),
+        }
+    return out
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
@@ -380,6 +405,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         summary = summarise(read_log(args.summarise))
         print(markdown(summary["rows"]))
         print(json.dumps(summary["time"]))
+        print(json.dumps(summary["plans"]))
         return summary
     if args.requests:
         lines = [line for p in args.paper for line in p.read_text().splitlines()]

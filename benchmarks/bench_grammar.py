@@ -8,8 +8,11 @@ Run (holding the shared lock, so no other benchmark runs meanwhile):
    flat alternatives rather than a trie, yes/no, a short regular expression, a JSON
    object), the constrained call and, as its baseline in
    the same run, the same prompt unconstrained for the same number of tokens, in turn
-   (baseline, constrained, baseline, ...). Generation seconds, tokens, tokens/s, and the
-   grammar's cost per token; the prompt is evaluated before (llama.cpp keeps it).
+   (full grammar, lazy grammar, baseline, ...): the grammar applied to the whole vocabulary
+   at every token (``grammar_sampling="full"``, llama-cpp-python's way) and checked on
+   the chosen token first (``"lazy"``, the default), one model loaded for each.
+   Generation seconds, tokens, the grammar's cost per token, whether both ways wrote the
+   same; the prompt is evaluated before (llama.cpp keeps it).
 2. Reasoning then a slot ("Answer: " then one of six names): free text and the slot in one
    reply, three ways: unconstrained (the baseline), the slot constrained after the marker
    (what the embedded backend does: the free part without a grammar), and one grammar over
@@ -20,6 +23,7 @@ Run (holding the shared lock, so no other benchmark runs meanwhile):
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import statistics
@@ -98,33 +102,34 @@ def timed(llm: LocalLlama, request: Request) -> tuple[float, int, str]:
     return time.perf_counter() - started, completion.usage.completion_tokens, completion.text
 
 
-def bench_slots(llm: LocalLlama, repeats: int) -> list[dict[str, Any]]:
+def bench_slots(llms: dict[str, LocalLlama], repeats: int) -> list[dict[str, Any]]:
+    """Each slot under each way of grammar sampling, and unconstrained, in turn."""
     rows = []
+    free = next(iter(llms.values()))
     for name, question, constraint, max_tokens in SLOTS:
         prompt = table_prompt(question)
         constrained = Request(prompt=prompt, max_tokens=max_tokens, constraint=constraint)
-        timed(llm, constrained)  # evaluates the prompt and builds the grammar once
-        base_s, cons_s, base_n, cons_n = [], [], [], []
-        text = ""
+        for llm in llms.values():
+            timed(llm, constrained)  # evaluates the prompt and builds the grammar once
+        seconds: dict[str, list[float]] = {way: [] for way in [*llms, "baseline"]}
+        tokens: dict[str, list[int]] = {way: [] for way in seconds}
+        texts: dict[str, str] = {}
         for _ in range(repeats):
-            seconds, tokens, text = timed(llm, constrained)
-            assert satisfies(constraint, text), text
-            baseline = Request(prompt=prompt, max_tokens=max(1, tokens))
-            b_seconds, b_tokens, _ = timed(llm, baseline)
-            cons_s.append(seconds)
-            cons_n.append(tokens)
-            base_s.append(b_seconds)
-            base_n.append(b_tokens)
-        rows.append(
-            {
-                "slot": name,
-                "reply": text,
-                "tokens": statistics.median(cons_n),
-                "baseline_tokens": statistics.median(base_n),
-                "seconds": statistics.median(cons_s),
-                "baseline_seconds": statistics.median(base_s),
-            }
-        )
+            for way, llm in llms.items():
+                took, count, texts[way] = timed(llm, constrained)
+                assert satisfies(constraint, texts[way]), texts[way]
+                seconds[way].append(took)
+                tokens[way].append(count)
+            baseline = Request(prompt=prompt, max_tokens=max(1, tokens[way][-1]))
+            took, count, _ = timed(free, baseline)
+            seconds["baseline"].append(took)
+            tokens["baseline"].append(count)
+        row: dict[str, Any] = {"slot": name, "replies": texts}
+        row["same_replies"] = len(set(texts.values())) == 1
+        for way in seconds:
+            row[f"{way}_seconds"] = statistics.median(seconds[way])
+            row[f"{way}_tokens"] = statistics.median(tokens[way])
+        rows.append(row)
     return rows
 
 
@@ -174,27 +179,42 @@ def main() -> int:
     parser.add_argument("--out", help="also write the figures here as JSON")
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
-    llm = LocalLlama(n_ctx=4096, n_threads=args.threads)
-    llm.load()
-    slots = bench_slots(llm, args.repeats)
+    llms = {
+        way: LocalLlama(n_ctx=4096, n_threads=args.threads, grammar_sampling=way)
+        for way in ("full", "lazy")
+    }
+    for one in llms.values():
+        one.load()
+    llm = llms["lazy"]
+    slots = bench_slots(llms, args.repeats)
     reasoning = bench_reasoning(llm, args.repeats)
     load_after = os.getloadavg()[0]
     print(
         f"load average {load_before:.1f} -> {load_after:.1f}, threads {args.threads}, "
         f"repeats {args.repeats} (medians)\n"
     )
-    print("| slot | tokens | constrained | baseline (same tokens) | tokens/s | grammar per token |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print(
+        "| slot | tokens | baseline | full grammar | lazy grammar | grammar per token, full "
+        "| lazy | lazy / full seconds | same replies |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for row in slots:
-        tps = row["tokens"] / row["seconds"]
-        base_tps = row["baseline_tokens"] / row["baseline_seconds"]
-        extra = (row["seconds"] - row["baseline_seconds"]) / max(row["tokens"], 1)
+        base = row["baseline_seconds"]
+        extra = {
+            way: (row[f"{way}_seconds"] - base) / max(row[f"{way}_tokens"], 1)
+            for way in ("full", "lazy")
+        }
         print(
-            f"| {row['slot']} | {row['tokens']:g} | {row['seconds']:.3f} s | "
-            f"{row['baseline_seconds']:.3f} s ({row['baseline_tokens']:g} tokens) | "
-            f"{tps:.1f} vs {base_tps:.1f} ({row['seconds'] / row['baseline_seconds']:.2f}x) | "
-            f"{1000 * extra:.0f} ms |"
+            f"| {row['slot']} | {row['lazy_tokens']:g} | {base:.3f} s | "
+            f"{row['full_seconds']:.3f} s | {row['lazy_seconds']:.3f} s | "
+            f"{1000 * extra['full']:.0f} ms | {1000 * extra['lazy']:.0f} ms | "
+            f"{row['lazy_seconds'] / row['full_seconds']:.2f}x | {row['same_replies']} |"
         )
+    counts = llm.grammar_counts
+    print(
+        f"\nlazy: {counts.tokens} tokens under a grammar, {counts.refused} free choices "
+        f"refused, {counts.masked} whole-vocabulary masks"
+    )
     print("\n| reasoning then a slot | seconds | tokens | vs baseline |")
     print("| --- | --- | --- | --- |")
     base = reasoning[0]["seconds"]
@@ -206,7 +226,12 @@ def main() -> int:
     for row in reasoning:
         print(f"  {row['way']}: {row['reply']!r}")
     if args.out:
-        payload = {"load": [load_before, load_after], "slots": slots, "reasoning": reasoning}
+        payload = {
+            "load": [load_before, load_after],
+            "slots": slots,
+            "reasoning": reasoning,
+            "lazy_counts": dataclasses.asdict(llm.grammar_counts),
+        }
         Path(args.out).write_text(json.dumps(payload, indent=1))
     return 0
 

@@ -67,7 +67,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
 
 
-
 __all__ = [
     "METRICS",
     "BenchmarkSpec",

@@ -144,16 +144,20 @@ def collect(
         _finish_running(
             left,
             collector,
-            lambda n: f"the model server is unreachable: stopping; {n} running example"
-            f"{'s' if n != 1 else ''} finishing (Ctrl-C stops at once)",
+            lambda n: (
+                f"the model server is unreachable: stopping; {n} running example"
+                f"{'s' if n != 1 else ''} finishing (Ctrl-C stops at once)"
+            ),
         )
         raise _stopped(collector)
     if stop.is_set():
         _finish_running(
             left,
             collector,
-            lambda n: f"interrupted: {n} example{'s are' if n != 1 else ' is'} finishing "
-            "(their results are kept); press Ctrl-C again to stop at once",
+            lambda n: (
+                f"interrupted: {n} example{'s are' if n != 1 else ' is'} finishing "
+                "(their results are kept); press Ctrl-C again to stop at once"
+            ),
         )
         raise Interrupted(0)
 

@@ -21,7 +21,9 @@ class SelectColumnsArgs(OperationArgs):
 
 
 @operation(
-    "select_columns", SelectColumnsArgs, "keep the named columns, in table order",
+    "select_columns",
+    SelectColumnsArgs,
+    "keep the named columns, in table order",
     lineage=KEPT,
 )
 def select_columns(table: Table, args: SelectColumnsArgs) -> Table:

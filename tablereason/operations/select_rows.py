@@ -22,7 +22,9 @@ class SelectRowsArgs(OperationArgs):
 
 
 @operation(
-    "select_rows", SelectRowsArgs, "keep the rows at the given positions, in table order",
+    "select_rows",
+    SelectRowsArgs,
+    "keep the rows at the given positions, in table order",
     lineage=KEPT,
 )
 def select_rows(table: Table, args: SelectRowsArgs) -> Table:

@@ -106,7 +106,9 @@ class SortByArgs(OperationArgs):
 
 
 @operation(
-    "sort_by", SortByArgs, "sort the rows by one column, ascending or descending",
+    "sort_by",
+    SortByArgs,
+    "sort the rows by one column, ascending or descending",
     lineage=KEPT,
 )
 def sort_by(table: Table, args: SortByArgs) -> Table:

@@ -141,7 +141,7 @@ def test_large_table_conditions_compare_text_with_the_columns_values() -> None:
                  " f_select_row(where weather = 'snow' AND \"temp max\" > 10) -> <END>"],
         "final_query": [" 3"],
     })  # fmt: skip
-    pred = ChainOfTable(llm, task="wikitq").run(table, "how many warm snowy days?")
+    pred = ChainOfTable(llm, task="wikitq").run(table, "how many snowy days were above 10?")
     plan = pred.trace.steps[1]
     assert plan.violations == 1  # 'hail' is no value of the column
     rows = next(s for s in pred.trace.steps if s.kind == "operation" and s.name == "select_row")
@@ -172,3 +172,26 @@ def test_a_column_whose_name_holds_a_line_break_is_chosen_as_the_prompt_shows_it
     assert len(llm.requests) == 2  # the chain's arguments were used as they were
     assert pred.trace.steps[-1].table.columns == ["Water level\ncm"]
     assert pred.trace.steps[-1].table.rows()[0] == ["120"]
+
+
+@pytest.mark.parametrize("constrain", [True, False])
+def test_no_efficient_planning_prompt_ends_in_a_space(constrain: bool) -> None:
+    """After a lone space token the small model writes digits; under the plan's grammar,
+    which forbids them, it took the first operation listed (add_column) instead."""
+    llm = scripted({
+        # the first chain names no argument for select_column: the planner asks again
+        "plan": [" f_select_row(row 1) -> f_select_column() -> <END>",
+                 " f_select_column(site) -> <END>"],
+        "select_column": ["site])"],
+        "final_query": [" YES"],
+    }, enforcing=constrain)  # fmt: skip
+    ChainOfTable(llm, task="tabfact", ask_when_plan_unusable=True).run(
+        fixture_table(IOWA), IOWA["question"]
+    )
+    plans = [r for r in llm.requests if r.call_site.endswith("plan")]
+    assert plans and plans[0].as_text().endswith("\nFunction Chain:")
+    for request in plans:
+        assert request.as_text() == request.as_text().rstrip(), request.as_text()[-60:]
+    grammar = plans[0].constraint
+    if constrain:  # the chain may still open with the space the prompt no longer ends in
+        assert grammar is not None and satisfies(grammar, " f_select_row(row 1) -> <END>")

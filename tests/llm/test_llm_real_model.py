@@ -41,6 +41,9 @@ from tablereason.llm.backends.embedded import default_threads
 from tablereason.llm.backends.server.chat import Transport
 from tablereason.llm.base import Constraint
 from tablereason.llm.constraints import gbnf
+from tablereason.methods.chain_of_table.grammars import chain_grammar
+from tablereason.methods.constraints.sql import Column, condition_rules
+from tablereason.table import Table
 
 # Short enough for every CI run (the issue asks CI to run both).
 pytestmark = [pytest.mark.real_model]
@@ -255,3 +258,56 @@ def test_llama_cpp_server_is_sent_a_real_grammar(
         assert satisfies(constraint, reply.text), (constraint.kind, reply.text)
     stats = completion.enforcement.stats()
     assert stats.trusted and stats.sent == stats.checked == len(constraints)
+
+
+# -- the lazy grammar sampler writes what the full grammar writes --------------------------
+
+PLAN_TABLE = Table.from_records(
+    ["Year", "Team", "Wins", "Coach"],
+    [[str(1990 + i), f"Team{i}", str(i % 7), f"Coach{i}"] for i in range(6)],
+)
+CONSTRAINED_PROMPTS = [
+    *((ASK, c) for c in KINDS_OF_SLOT),
+    (ASK + " Let us think:", OneOf(options=COLUMNS, after="So the column is: ")),
+    (
+        ASK.replace(
+            "Answer:", "Function: f_select_row(row 1) -> f_sort_column(Year) -> <END>\nFunction:"
+        ),
+        chain_grammar(["select_row", "select_column", "sort_column"], set(), PLAN_TABLE.columns, 6),
+    ),
+    (
+        ASK.replace("Answer:", "Condition:"),
+        Grammar(
+            gbnf=gbnf.dump(condition_rules([Column("Year", "number"), Column("Team", "text")]))
+        ),
+    ),
+]
+
+
+def _written(llm: LocalLlama, request: Request) -> str:
+    """The reply, also when it broke its grammar (cut by the token limit)."""
+    try:
+        return llm.complete(request).text
+    except ConstraintViolationError as error:
+        return "cut: " + error.completion.text
+
+
+@pytest.mark.slow
+def test_the_lazy_grammar_writes_what_the_full_grammar_writes(model_path: str) -> None:
+    lazy = LocalLlama(model_path, n_ctx=2048, grammar_sampling="lazy")
+    full = LocalLlama(model_path, n_ctx=2048, grammar_sampling="full")
+    for prompt, constraint in CONSTRAINED_PROMPTS:
+        request = Request(prompt=prompt, max_tokens=48, constraint=constraint)
+        assert _written(lazy, request) == _written(full, request), constraint
+    counts = lazy.grammar_counts
+    # the free choice was refused sometimes, and the whole vocabulary rarely masked
+    assert 0 < counts.refused < counts.tokens and counts.masked < counts.refused
+
+
+def test_the_lazy_grammar_is_the_default_and_exact_on_one_prompt(embedded: LocalLlama) -> None:
+    assert embedded.grammar_sampling == "lazy"
+    full = LocalLlama(embedded.model_path, n_ctx=2048, grammar_sampling="full")
+    request = Request(prompt=ASK, max_tokens=16, constraint=KINDS_OF_SLOT[2])
+    before = embedded.grammar_counts.tokens
+    assert embedded.complete(request).text == full.complete(request).text
+    assert embedded.grammar_counts.tokens > before

@@ -8,6 +8,9 @@ marker, a stop string or three quarters of the token limit (the last quarter is 
 the slot); then the marker, and the slot under the slot's grammar (llama.cpp keeps the
 evaluated prompt, so the second step evaluates only the new tokens). The reply therefore
 always holds the marker. Requests through the chat template use one grammar for the whole reply.
+The grammar judges the token the model chose freely and masks the whole vocabulary only
+when it refuses it (:mod:`~tablereason.llm.backends.grammar_sampler`; ``grammar_sampling=
+"full"`` masks it at every token, as llama-cpp-python does).
 
 Each request's prompt starts from the longest exact beginning the model already evaluated,
 in the context or in a saved prefix state (:mod:`~tablereason.llm.backends.llama_context`),
@@ -27,6 +30,7 @@ from typing import Any, Literal
 from tablereason.errors import ConfigurationError, LLMError, MissingDependencyError
 from tablereason.llm.backends.context_pool import DEFAULT_MEMORY_MB, ContextPool
 from tablereason.llm.backends.enforcement import Enforcement
+from tablereason.llm.backends.grammar_sampler import GrammarCounts, lazy_grammar_llama
 from tablereason.llm.backends.llama_context import ModelContext, ReuseStats
 from tablereason.llm.backends.model_files import LOCAL_INSTALL, default_model_path
 from tablereason.llm.backends.prefix_states import DEFAULT_BUDGET_MB, PrefixStore
@@ -142,6 +146,11 @@ class LocalLlama(SyncLLM):
             concurrency).
         memory_budget_mb: Memory the contexts may take together, beyond the shared
             model file (MB).
+        grammar_sampling: ``"lazy"`` (the grammar judges the freely chosen token first
+            and masks the whole vocabulary only when it refuses it,
+            :mod:`~tablereason.llm.backends.grammar_sampler`) or ``"full"`` (the grammar
+            masks the vocabulary at every token, llama-cpp-python's way); the same
+            completions at temperature 0.
 
     Example:
         >>> llm = LocalLlama("model.gguf")  # nothing is loaded yet
@@ -168,7 +177,12 @@ class LocalLlama(SyncLLM):
         memory_budget_mb: float | None = DEFAULT_MEMORY_MB,
         state_dir: str | os.PathLike[str] | None = None,
         state_dir_mb: float = DEFAULT_FOLDER_MB,
+        grammar_sampling: Literal["lazy", "full"] = "lazy",
     ) -> None:
+        if grammar_sampling not in ("lazy", "full"):
+            raise ConfigurationError(
+                f"grammar_sampling must be 'lazy' or 'full', got {grammar_sampling!r}"
+            )
         self.model_path = Path(model_path) if model_path is not None else None
         self.model = self.model_path.stem if self.model_path else "gemma-3-270m-q4_k_m"
         self.n_ctx = n_ctx
@@ -193,6 +207,9 @@ class LocalLlama(SyncLLM):
         self._lock = threading.Lock()  # loading, and the grammars
         self._grammars: dict[str, Any] = {}
         self.enforcement = Enforcement("the embedded model")
+        self.grammar_sampling = grammar_sampling
+        self.grammar_counts = GrammarCounts()
+        """Tokens chosen under a grammar, and those the grammar refused first (lazy only)."""
 
     @property
     def workers(self) -> int:
@@ -238,7 +255,10 @@ class LocalLlama(SyncLLM):
                 self.n_threads = default_threads()
         if not Path(path).is_file():
             raise LLMError(f"no GGUF model file at {path}; pass an existing model_path=")
-        llama = llama_cpp.Llama(
+        model_class = llama_cpp.Llama
+        if self.grammar_sampling == "lazy":
+            model_class = lazy_grammar_llama(llama_cpp, self.grammar_counts)
+        llama = model_class(
             model_path=str(path),
             n_ctx=self.n_ctx,
             n_threads=self.n_threads,

@@ -199,7 +199,7 @@ class ProgramOfThought(TableMethod):
             return extract_python(reply, answer=self.settings.answer)
 
         frames: dict[str, Any] = {}
-        for name, one in (table.items() if isinstance(table, TableSet) else [("df", table)]):
+        for name, one in table.items() if isinstance(table, TableSet) else [("df", table)]:
             frames[name] = one.to_pandas()
             frames[name].columns = code_column_names(one.columns)
         try:

@@ -56,10 +56,12 @@ from tablereason.methods.constraints.parts import (
 from tablereason.methods.constraints.sql import (
     CLOSED_VALUES,
     Column,
+    Literals,
     condition_rules,
     expression_rules,
     grammar_type,
 )
+from tablereason.methods.constraints.sql_literals import question_literals
 from tablereason.operations import table_profile
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -159,6 +161,7 @@ def chain_grammar(
     rows: int,
     *,
     sql: Sequence[Column] | None = None,
+    literals: Literals | None = None,
 ) -> Grammar:
     """The grammar of a generated chain (see the module text).
 
@@ -169,11 +172,13 @@ def chain_grammar(
         rows: The table's row count.
         sql: The large-table mode: the columns as SQL sees them; select_row then takes
             ``where`` a condition and add_column ``name = expression``.
+        literals: What the large-table conditions may compare with, beyond the columns'
+            own values (None: any literal of the column's type).
     """
     rules: Rules = {}
     calls = _calls(columns, rows, column=_columns(columns))
     if sql is not None:
-        rules.update(expression_rules(sql, root="sql-expression"))
+        rules.update(expression_rules(sql, root="sql-expression", literals=literals))
         where = seq("f_select_row(", alt("*", seq("where ", Ref("cond"))), ")")
         add = seq("f_add_column(", _NAME, " = ", Ref("sql-expression"), ")")
         calls["select_row"], calls["add_column"] = where, add
@@ -197,7 +202,12 @@ def large_plan(session: Session, *, allowed: list[str], state: ChainState) -> Gr
     """The large-table plan: conditions and expressions in SQL over the table's columns."""
     table = state.table
     return chain_grammar(
-        allowed, _skipped(state), table.columns, table.num_rows, sql=sql_columns(session, table)
+        allowed,
+        _skipped(state),
+        table.columns,
+        table.num_rows,
+        sql=sql_columns(session, table),
+        literals=question_literals(session.question),
     )
 
 
@@ -248,14 +258,16 @@ def add_column_rows(session: Session, *, numbers: Sequence[int], named: bool) ->
 
 def condition(session: Session, *, table: Table) -> Grammar:
     """The large select-row reply, after ``f_select_row(where``: a condition, or ``*``."""
-    rules = condition_rules(sql_columns(session, table), root="cond")
+    literals = question_literals(session.question)
+    rules = condition_rules(sql_columns(session, table), root="cond", literals=literals)
     rules["root"] = seq(" ", alt(Ref("cond"), "*"), optional(")"), _END_LINE)
     return grammar(rules)
 
 
 def column_expression(session: Session, *, table: Table) -> Grammar:
     """The large add-column reply, after ``f_add_column(``: ``name = expression``."""
-    rules = expression_rules(sql_columns(session, table), root="sql-expression")
+    literals = question_literals(session.question)
+    rules = expression_rules(sql_columns(session, table), root="sql-expression", literals=literals)
     rules["root"] = seq(_NAME, " = ", Ref("sql-expression"), optional(")"), _END_LINE)
     return grammar(rules)
 
@@ -289,9 +301,7 @@ def paper_columns(session: Session, *, table: Table) -> Grammar:
 
 def paper_group(session: Session, *, table: Table) -> Grammar:
     """The reference's group reply: free text, then a column after ``f_group(``."""
-    return grammar(
-        {"root": seq(_raw_columns(table.columns), ")", optional("."))}, after="f_group("
-    )
+    return grammar({"root": seq(_raw_columns(table.columns), ")", optional("."))}, after="f_group(")
 
 
 def paper_sort(session: Session, *, table: Table) -> Grammar:
@@ -309,11 +319,12 @@ def paper_verdict(session: Session, *, task: str) -> Grammar:
 
 
 def sql_columns(session: Session, table: Table) -> list[Column]:
-    """The table's columns for the SQL grammars: their types, and the values of few-valued text.
+    """The table's columns for the SQL grammars: types, few-valued text's values, values shown.
 
     Computed in DuckDB (the large view's column profiles, reused; one group query per
     text column with at most :data:`~tablereason.methods.constraints.sql.CLOSED_VALUES`
-    distinct values) and kept for the run, per table.
+    distinct values) and kept for the run, per table. The shown values are the profile's
+    smallest, largest and frequent values and the cells of the rows the view shows.
     """
     memo = session.large.grammar_columns if session.large is not None else {}
     cached = memo.get(id(table))
@@ -321,8 +332,9 @@ def sql_columns(session: Session, table: Table) -> list[Column]:
         return list(cached[1])
     cache = session.large.profiles if session.large is not None else None
     summary = table_profile.profile(table, examples=3, cache=cache)
+    cells = _shown_cells(session.shown_block(table), table.columns)
     out = []
-    for profile in summary.columns:
+    for profile, shown_cells in zip(summary.columns, cells, strict=True):
         values: tuple[str, ...] = ()
         kind = grammar_type(profile.type)
         if kind == "text" and profile.distinct <= CLOSED_VALUES:
@@ -331,6 +343,29 @@ def sql_columns(session: Session, table: Table) -> list[Column]:
             )
             if distinct <= CLOSED_VALUES:
                 values = tuple(v for v, _ in counts if v.strip())
-        out.append(Column(profile.name, kind, values))
+        seen = [profile.low or "", profile.high or "", *(v for v, _ in profile.top), *shown_cells]
+        shown_values = tuple(dict.fromkeys(v for v in seen if v.strip()))
+        out.append(Column(profile.name, kind, values, shown=shown_values))
     memo[id(table)] = (table, tuple(out))
+    return out
+
+
+def _shown_cells(view: str, columns: Sequence[str]) -> list[list[str]]:
+    r"""Per column, the cells of the rows a view shows (``row i : a | b``).
+
+    A row whose cells cannot be told apart (a cell holding `` | ``) is left out.
+
+    Example:
+        >>> _shown_cells("col : a | b\nrow 1 : x | 2\nrow 2 : y | z | 3", ["a", "b"])
+        [['x'], ['2']]
+    """
+    out: list[list[str]] = [[] for _ in columns]
+    for line in view.splitlines():
+        head, colon, rest = line.partition(" : ")
+        if not colon or not head.startswith("row ") or not head[4:].isdigit():
+            continue
+        cells = rest.split(" | ")
+        if len(cells) == len(columns):
+            for found, cell in zip(out, cells, strict=True):
+                found.append(cell)
     return out

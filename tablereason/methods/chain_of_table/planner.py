@@ -81,20 +81,23 @@ def paper_prompt(session: Session, state: ChainState, allowed: list[str]) -> tup
 
 
 def efficient_prompt(session: Session, state: ChainState, allowed: list[str]) -> tuple[str, str]:
-    """The efficient planning prompt: one fixed operation list and chain demos, the bounded view."""
+    """The efficient planning prompt: one fixed operation list and chain demos, the bounded view.
+
+    Like the paper prompt, it ends at the colon (or the chain's last ``->``), not in a
+    space: after a lone space token the small model writes digits, and under the plan's
+    grammar, which forbids them, it then takes the first operation listed
+    (docs/chain_of_table.md, "The planner prompt does not end in a space").
+    """
     name = session.prompt_name("plan")
     chains = template(session.prompt_name("plan_chains"))
     common = _common(session, state, allowed)
-    return render(name, chains=chains, table=session.shown_block(state.table), **common), name
+    prompt = render(name, chains=chains, table=session.shown_block(state.table), **common)
+    return prompt.removesuffix(" "), name
 
 
 def large_prompt(session: Session, state: ChainState, allowed: list[str]) -> tuple[str, str]:
-    """The large-table planning prompt: conditions and expressions, the table's summary.
-
-    Like the paper prompt, it ends at the colon, not in a space.
-    """
-    prompt, name = efficient_prompt(session, state, allowed)
-    return prompt.removesuffix(" "), name
+    """The large-table planning prompt: conditions and expressions, the table's summary."""
+    return efficient_prompt(session, state, allowed)
 
 
 class Planner:

@@ -37,16 +37,30 @@ from tablereason.methods.constraints.parts import (
     alt,
     grammar,
     listed,
+    numbers,
     one_of,
     optional,
     satisfies,
     seq,
-    text_of,
+)
+from tablereason.methods.constraints.sql_literals import (
+    MOST_SHOWN,
+    Literals,
+    dates_of,
+    free_date,
+    free_number,
+    free_text,
+    numbers_of,
+    patterns,
+    sql_text,
+    texts,
+    years_of,
 )
 from tablereason.operations import expression_checks, row_expressions
 
 __all__ = [
     "Column",
+    "Literals",
     "condition_rules",
     "expression_rules",
     "grammar",
@@ -56,8 +70,9 @@ __all__ = [
 
 CLOSED_VALUES = 50
 """A text column with at most this many distinct values compares only with them."""
-STRING_CHARS = 60
-"""Longest quoted text literal."""
+MOST_NESTED = 2
+"""Most functions nested in one term (``round(abs(x))``): without a bound a model can
+nest ``ceil(ceil(...`` until the token limit cuts the reply."""
 
 NUMBER_PATTERNS = ("[0-9]+", "[0-9.]+", "[0-9]{4}")
 """Patterns a number may be extracted from text with (each a valid regular expression)."""
@@ -65,6 +80,15 @@ TEXT_PATTERNS = ("[A-Za-z]+", "[A-Za-z]+ [0-9]+", "[0-9]+", "[0-9]{4}")
 """Patterns a part of a text may be extracted with."""
 
 _DIGIT = Chars(((48, 57),))
+_CMP = (" = ", " <> ", " < ", " <= ", " > ", " >= ")
+_LIKE = (" LIKE ", " ILIKE ", " NOT LIKE ", " NOT ILIKE ")
+_DAYNAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_MONTHNAMES = (
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
+)  # fmt: skip
+_RANGES = {"month": (1, 12), "quarter": (1, 4), "day": (1, 31), "hour": (0, 23)}
+"""Numbers a date part can be: its literals."""
 
 
 def grammar_type(column_type: str) -> str:
@@ -94,6 +118,8 @@ class Column:
             ``empty`` (a column type read through :func:`grammar_type`).
         values: For a text column, every distinct value when there are few (its
             comparisons use only these); empty otherwise.
+        shown: Values of the column the prompt's view shows (conditions given
+            :class:`Literals` compare a many-valued column with these and the question's).
         spelling: How SQL writes it (default: as a row expression reads it,
             :func:`~tablereason.operations.row_expressions.quoted`).
     """
@@ -102,6 +128,7 @@ class Column:
     type: str
     values: tuple[str, ...] = ()
     spelling: str = ""
+    shown: tuple[str, ...] = ()
 
     @property
     def sql(self) -> str:
@@ -138,41 +165,21 @@ def _allowed(name: str) -> bool:
     return name in expression_checks.ROW_LEVEL_FUNCTIONS
 
 
-def _number() -> Expr:
-    digits = Repeat(_DIGIT, 1, 12)
-    return seq(optional("-"), digits, optional(seq(".", Repeat(_DIGIT, 1, 6))))
-
-
-def _string() -> Expr:
-    return seq("'", text_of("'\n\\", least=0, most=STRING_CHARS), "'")
-
-
-def _date() -> Expr:
-    """A quoted ``YYYY-MM-DD`` date that exists (years 1000 to 9999; no 29 February)."""
-    year = seq(Chars(((49, 57),)), Repeat(_DIGIT, 3, 3))
-    days = [f"{d:02d}" for d in range(1, 29)]
-    month_days = alt(
-        seq("02-", one_of(days)),
-        seq(
-            one_of(["01", "03", "05", "07", "08", "10", "12"]),
-            "-",
-            one_of([*days, "29", "30", "31"]),
-        ),
-        seq(one_of(["04", "06", "09", "11"]), "-", one_of([*days, "29", "30"])),
-    )
-    return seq("'", year, "-", month_days, "'")
-
-
-def _quoted(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
 def _kind(column: Column) -> str:
     return "date" if column.type in ("date", "timestamp") else column.type
 
 
+def _level(kind: str, level: int) -> str:
+    """The rule of ``kind`` terms with at most ``level`` nested functions."""
+    return kind if level == MOST_NESTED else f"{kind}-{level}"
+
+
 def _terms(columns: Sequence[Column]) -> Rules:
-    """``num``, ``text`` and ``date`` terms over the columns (rules only for types present)."""
+    """``number``, ``text`` and ``date`` terms over the columns (rules only for types present).
+
+    A term is a column, or a function of a term one level down: at most
+    :data:`MOST_NESTED` functions deep.
+    """
     by_type: dict[str, list[str]] = {}
     for column in columns:
         by_type.setdefault(_kind(column), []).append(column.sql)
@@ -182,28 +189,31 @@ def _terms(columns: Sequence[Column]) -> Rules:
         present.add("number")  # year(date) and length(text) are numbers
     if "date" in present:
         present.add("text")  # dayname(date) is text
-    for kind in sorted(present):
-        options: list[Expr] = []
-        if by_type.get(kind):
-            options.append(one_of(by_type[kind]))
-        for cls, spelling, result, argument in _FUNCTIONS:
-            reads = "date" if argument == "timestamp" else argument
-            usable = result == kind and by_type.get(reads) and _allowed(cls)
-            if usable and (argument != "timestamp" or _has(columns, "timestamp")):
-                arg = Ref("date-col") if reads == "date" else Ref(argument)
-                options.append(seq(f"{spelling}(", arg, ")"))
-        if by_type.get("text") and _allowed("RegexpExtract"):
-            if kind == "number" and (_allowed("TryCast") or _allowed("Cast")):
-                cast = "TRY_CAST" if _allowed("TryCast") else "CAST"
-                patterns = one_of([_quoted(p) for p in NUMBER_PATTERNS])
-                options.append(
-                    seq(f"{cast}(regexp_extract(", Ref("text"), ", ", patterns, ") AS DOUBLE)")
-                )
-            if kind == "text":
-                patterns = one_of([_quoted(p) for p in TEXT_PATTERNS])
-                options.append(seq("regexp_extract(", Ref("text"), ", ", patterns, ")"))
-        if options:
-            rules[kind] = alt(*options)
+    cast = "TRY_CAST" if _allowed("TryCast") else "CAST" if _allowed("Cast") else None
+    for level in range(MOST_NESTED + 1):
+        for kind in sorted(present):
+            options: list[Expr] = []
+            if by_type.get(kind):
+                options.append(one_of(by_type[kind]))
+            below = level - 1
+            for cls, spelling, result, argument in _FUNCTIONS if level else ():
+                reads = "date" if argument == "timestamp" else argument
+                usable = result == kind and by_type.get(reads) and _allowed(cls)
+                if usable and (argument != "timestamp" or _has(columns, "timestamp")):
+                    arg = Ref("date-col") if reads == "date" else Ref(_level(argument, below))
+                    options.append(seq(f"{spelling}(", arg, ")"))
+            if level and by_type.get("text") and _allowed("RegexpExtract"):
+                text = Ref(_level("text", below))
+                if kind == "number" and cast is not None:
+                    found = one_of([sql_text(p) for p in NUMBER_PATTERNS])
+                    options.append(
+                        seq(f"{cast}(regexp_extract(", text, ", ", found, ") AS DOUBLE)")
+                    )
+                if kind == "text":
+                    found = one_of([sql_text(p) for p in TEXT_PATTERNS])
+                    options.append(seq("regexp_extract(", text, ", ", found, ")"))
+            if options:
+                rules[_level(kind, level)] = alt(*options)
     if by_type.get("date"):
         rules["date-col"] = one_of(by_type["date"])
     return _prune(rules)
@@ -244,12 +254,12 @@ def _predicates(columns: Sequence[Column], rules: Rules) -> list[Expr]:
         preds.append(seq(Ref("num-side"), " BETWEEN ", Ref("lit-num"), " AND ", Ref("lit-num")))
     closed = [c for c in columns if c.type == "text" and c.values]
     for column in closed:
-        values = one_of([_quoted(v) for v in column.values])
+        values = one_of([sql_text(v) for v in column.values])
         preds.append(seq(column.sql, alt(" = ", " <> "), values))
         preds.append(seq(column.sql, " IN (", listed(values, ", ", most=6), ")"))
     open_text = [c.sql for c in columns if c.type == "text" and not c.values]
-    wrapped = [
-        seq(f"{spelling}(", Ref("text"), ")")
+    wrapped = [  # one function around a term of one function less: still MOST_NESTED deep
+        seq(f"{spelling}(", Ref(_level("text", MOST_NESTED - 1)), ")")
         for cls, spelling, result, argument in _FUNCTIONS
         if result == "text" and argument == "text" and _allowed(cls) and "text" in rules
     ]
@@ -267,36 +277,120 @@ def _predicates(columns: Sequence[Column], rules: Rules) -> list[Expr]:
     if "date-col" in rules:
         preds.append(seq(Ref("date-col"), cmp, Ref("lit-date")))
         preds.append(seq(Ref("date-col"), " BETWEEN ", Ref("lit-date"), " AND ", Ref("lit-date")))
-    if columns:
-        preds.append(seq(one_of([c.sql for c in columns]), alt(" IS NULL", " IS NOT NULL")))
     return preds
 
 
-def condition_rules(columns: Sequence[Column], *, root: str = "root", conjuncts: int = 3) -> Rules:
+def _bound_predicates(columns: Sequence[Column], literals: Literals) -> list[Expr]:
+    """Predicates whose literals are drawn from the table, its view and the question.
+
+    A few-valued text column compares only with its values (in ``=``, ``IN``, ``LIKE``,
+    ``contains`` and ``lower(...) =``); a many-valued one with the values the view shows
+    and the question's words; a number column with the view's numbers of it and the
+    question's; a date column with the view's dates of it and the question's, its parts
+    with what they can be (a year between the earliest and latest shown, months 1 to 12,
+    day and month names). Each predicate names a column.
+    """
+    cmp, eq = alt(*_CMP), alt(" = ", " <> ")
+    preds: list[Expr] = []
+    names = {spelling for cls, spelling, _, _ in _FUNCTIONS if _allowed(cls)}
+
+    def compare(term: Expr, literal: Expr | None, *, ordered: bool = True) -> None:
+        if literal is not None:
+            preds.append(seq(term, cmp if ordered else eq, literal))
+            if ordered:
+                preds.append(seq(term, " BETWEEN ", literal, " AND ", literal))
+
+    for column in columns:
+        name = column.sql
+        if column.type == "text":
+            values = column.values or (*column.shown[:MOST_SHOWN], *literals.words)
+            exact, low = texts(values), texts(values, lower=True)
+            if exact is None or low is None:
+                continue
+            preds.append(seq(name, eq, exact))
+            preds.append(seq(name, " IN (", listed(exact, ", ", most=6), ")"))
+            like = patterns(values)
+            if like is not None:
+                preds.append(seq(name, alt(*_LIKE), like))
+            for cls, spelling in _TESTS:
+                if _allowed(cls):
+                    preds.append(seq(f"{spelling}(", name, ", ", exact, ")"))
+            if "lower" in names:
+                preds.append(seq(f"lower({name})", eq, low))
+                if _allowed("Contains"):
+                    preds.append(seq(f"contains(lower({name}), ", low, ")"))
+            if "length" in names:
+                compare(seq(f"length({name})"), numbers_of(literals.numbers))
+        elif column.type == "number":
+            rounded = [f for f in ("abs", "round", "floor", "ceil") if f in names]
+            term = alt(name, *(seq(f"{f}(", name, ")") for f in rounded))
+            compare(term, numbers_of((*literals.numbers, *column.shown[:MOST_SHOWN])))
+        elif column.type in ("date", "timestamp"):
+            shown = (*column.shown[:MOST_SHOWN], *literals.dates)
+            compare(seq(name), dates_of(shown))
+            years = [*literals.numbers, *years_of(column.shown[:MOST_SHOWN])]
+            if "year" in names:
+                compare(seq(f"year({name})"), numbers_of(y for y in years if len(y) == 4))
+            for part, (low_n, high_n) in _RANGES.items():
+                if part in names and (part != "hour" or column.type == "timestamp"):
+                    compare(seq(f"{part}({name})"), numbers(low_n, high_n))
+            for part, spelled in (("dayname", _DAYNAMES), ("monthname", _MONTHNAMES)):
+                if part in names:
+                    compare(seq(f"{part}({name})"), texts(spelled), ordered=False)
+    number_names = [c.sql for c in columns if c.type == "number"]
+    if len(number_names) > 1:  # one number column against another
+        preds.append(seq(one_of(number_names), cmp, one_of(number_names)))
+    return preds
+
+
+def condition_rules(
+    columns: Sequence[Column],
+    *,
+    root: str = "root",
+    conjuncts: int = 3,
+    literals: Literals | None = None,
+) -> Rules:
     """A row condition over ``columns``: predicates joined by ``AND`` / ``OR``, ``NOT``, groups.
+
+    Groups (``(...)`` and ``NOT (...)``) hold no groups themselves, and terms nest at
+    most :data:`MOST_NESTED` functions, so every reply of the grammar is bounded.
 
     Args:
         columns: The table's columns.
         root: The name of the condition's rule (to embed it in a larger grammar).
         conjuncts: Most predicates joined by ``AND`` in one ``OR`` branch (at most 3
             branches).
+        literals: Compare only with literals drawn from the table, its view and the
+            question (:func:`_bound_predicates`); None: any literal of the column's type
+            (a few-valued text column still only with its values in ``=`` and ``IN``).
     """
     rules = _terms(columns)
-    rules.update({"lit-num": _number(), "lit-str": _string(), "lit-date": _date()})
-    preds = _predicates(columns, rules)
-    group = seq("(", Ref(root), ")")
-    rules["pred"] = alt(*preds, seq("NOT ", group), group)
+    rules.update({"lit-num": free_number(), "lit-str": free_text(), "lit-date": free_date()})
+    preds = (
+        _predicates(columns, rules) if literals is None else _bound_predicates(columns, literals)
+    )
+    if columns:
+        preds.append(seq(one_of([c.sql for c in columns]), alt(" IS NULL", " IS NOT NULL")))
+    flat = f"{root}-flat"
+    rules["pred-flat"] = alt(*preds)
+    rules["conj-flat"] = listed(Ref("pred-flat"), " AND ", most=conjuncts)
+    rules[flat] = listed(Ref("conj-flat"), " OR ", most=3)
+    group = seq("(", Ref(flat), ")")
+    rules["pred"] = alt(Ref("pred-flat"), seq("NOT ", group), group)
     rules["conj"] = listed(Ref("pred"), " AND ", most=conjuncts)
     rules[root] = listed(Ref("conj"), " OR ", most=3)
     return rules
 
 
-def expression_rules(columns: Sequence[Column], *, root: str = "root") -> Rules:
+def expression_rules(
+    columns: Sequence[Column], *, root: str = "root", literals: Literals | None = None
+) -> Rules:
     """A value computed per row from ``columns``: a number (with arithmetic), a text, a CASE.
 
-    Every alternative reads at least one column.
+    Every alternative reads at least one column; ``cond`` is the condition of
+    :func:`condition_rules` (with ``literals``).
     """
-    rules = condition_rules(columns, root="cond")
+    rules = condition_rules(columns, root="cond", literals=literals)
     options: list[Expr] = []
     if "number" in rules:
         arith = alt(" + ", " - ", " * ", " / ")
