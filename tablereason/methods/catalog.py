@@ -154,7 +154,7 @@ def several_table_methods() -> list[str]:
 
     Example:
         >>> several_table_methods()
-        ['program_of_thought', 'text_to_sql']
+        ['program_of_thought', 'text_to_sql', 'rewoo', 'react']
     """
     return [name for name, spec in METHODS.items() if _loads(spec) and spec.takes_several_tables]
 
