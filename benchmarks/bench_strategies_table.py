@@ -1,7 +1,7 @@
 """The table of the composed methods' real-model runs, and the check that a replay is exact.
 
-    .venv/bin/python benchmarks/bench_strategies_table.py /tmp/i27runs
-    .venv/bin/python benchmarks/bench_strategies_table.py /tmp/i27runs --replay self_consistency
+    .venv/bin/python benchmarks/bench_strategies_table.py /tmp/strategies
+    .venv/bin/python benchmarks/bench_strategies_table.py /tmp/strategies --replay self_consistency
 
 Reads ``<root>/<dataset>/<method>/results.jsonl`` (written by bench_strategies_model.sh)
 and prints, per dataset and method, over the questions that method answered: the
