@@ -156,7 +156,8 @@ def view_text(
         ['col : c0 | c1 | price', 'more columns : 48 not shown : c2 | c3 | c4 | c5 | c6 | c7 | c8 | c9 | c10 | c11 | c12 | c13 | c14 | c15 | c16 | c17 | c18 | c19 | c20 | c21 | c22 | c23 | c24 | c25 | c26 | c27 | c28 | c29 | c30 | c31 | c32 | c33 | c34 | c35 | c36 | c37 | c38 | c39 | c40 | c41 | c42 | c43 | c44 | c45 | c46 | c47 | c48 | c49']
     """  # noqa: E501
     names = shown_columns(table.columns, question, columns)
-    hidden = [h for h in table.columns if h not in set(names)]
+    kept = set(names)
+    hidden = [h for h in table.columns if h not in kept]
     if hidden:
         table = table.select_columns(names)
     summary = table_profile.profile(table, examples=TOP_VALUES, cache=cache)
