@@ -95,11 +95,11 @@ def _argument_invalid(op: str, text: str, table: Any, large: bool) -> list[str]:
         return _columns_invalid(text, columns)
     if op in ("group_column", "sort_column"):
         return [] if leading_column(text, columns) else [f"unknown column in {text[:40]!r}"]
-    if op == "add_column" and large:
+    if op == "add_column" and (large or "=" in text):  # an expression, in either mode
         try:
             _, expression = column_expression(text + ")")
-            parse_expression(expression)
-        except (ParseError, SQLError) as err:
+            resolve_columns(table, parse_expression(expression))
+        except (ParseError, SQLError, TableReasonError) as err:
             return [f"expression {text[:60]!r}: {str(err)[:60]}"]
     return []
 

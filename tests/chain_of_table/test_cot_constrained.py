@@ -115,15 +115,75 @@ def test_a_sort_named_with_its_column_but_no_order_is_asked_once() -> None:
 
 
 def test_the_chains_column_selection_keeps_the_column_its_add_column_made() -> None:
+    llm = scripted({
+        "plan": [" f_add_column(month = regexp_extract(date, '[A-Za-z]+'))"
+                 " -> f_select_column(date) -> <END>"],
+        "final_query": [" YES"],
+    })  # fmt: skip
+    pred = ChainOfTable(llm, task="tabfact").run(fixture_table(IOWA), IOWA["question"])
+    assert [r.call_site.rsplit("/", 1)[-1] for r in llm.requests] == ["plan", "final_query"]
+    assert pred.trace.steps[-1].table.columns == ["date", "month"]
+    months = {row[1] for row in pred.trace.steps[-1].table.rows()}
+    assert months and all(m.isalpha() for m in months)
+
+
+def test_a_chain_that_only_names_its_new_column_asks_for_the_values_once() -> None:
+    """Without a grammar a chain may give add_column a name only: one call, under it."""
     values = "\n".join(f"row {i} : {r[0].split()[0]}" for i, r in enumerate(IOWA["rows"], 1))
     llm = scripted({
         "plan": [" f_add_column(month) -> f_select_column(date) -> <END>"],
         "add_column": [values],
         "final_query": [" YES"],
-    })  # fmt: skip
+    }, enforcing=False)  # fmt: skip
     pred = ChainOfTable(llm, task="tabfact").run(fixture_table(IOWA), IOWA["question"])
     assert llm.requests[1].prompt.endswith("New column: month\n")  # the chain named it
+    assert len(llm.requests) == 3
     assert pred.trace.steps[-1].table.columns == ["date", "month"]
+
+
+@pytest.mark.parametrize("enforcing", [True, False])
+@pytest.mark.parametrize(
+    ("call", "kept"),
+    [
+        ("f_add_column(month = regexp_extract(date, '[A-Za-z]+'))", True),
+        ("f_add_column(site = lower(sport))", False),  # the table has that column
+        ("f_add_column(sport2 = lower(sport))", True),
+        ("f_add_column(same = length(series) * 0)", False),  # every value identical
+    ],
+)
+def test_an_efficient_add_column_from_the_chain_costs_no_call(
+    call: str, kept: bool, enforcing: bool
+) -> None:
+    llm = scripted({"plan": [f" {call} -> <END>"], "final_query": [" YES"]}, enforcing=enforcing)
+    pred = ChainOfTable(llm, task="tabfact").run(fixture_table(IOWA), IOWA["question"])
+    assert [r.call_site.rsplit("/", 1)[-1] for r in llm.requests] == ["plan", "final_query"]
+    step = next(s for s in pred.trace.steps if s.kind == "operation" and s.name == "add_column")
+    assert step.arguments["from_chain"] is True and not step.raw
+    assert bool(step.note and step.note.startswith("skipped")) is not kept
+    assert (len(pred.trace.steps[-1].table.columns) == 6) is kept
+
+
+def test_an_efficient_add_column_whose_expression_does_not_run_skips_without_a_call() -> None:
+    """Without a grammar the expression may name what the table lacks or what may not run."""
+    for call in ("f_add_column(x = nosuch + 1)", "f_add_column(x = read_csv('/etc/passwd'))",
+                 "f_add_column(x = )", "f_add_column(= lower(sport))"):  # fmt: skip
+        llm = scripted({"plan": [f" {call} -> <END>"], "final_query": [" YES"]}, enforcing=False)
+        pred = ChainOfTable(llm, task="tabfact").run(fixture_table(IOWA), IOWA["question"])
+        assert len(llm.requests) == 2, call
+        assert pred.trace.steps[-1].table.columns == fixture_table(IOWA).columns, call
+        assert pred.error is None
+
+
+def test_the_efficient_plan_grammar_asks_add_column_for_an_expression() -> None:
+    llm = scripted({"plan": [" <END>"], "final_query": [" YES"]})
+    ChainOfTable(llm, task="tabfact").run(fixture_table(IOWA), IOWA["question"])
+    grammar = llm.requests[0].constraint
+    assert satisfies(grammar, " f_add_column(month = regexp_extract(date, '[A-Za-z]+')) -> <END>")
+    two = " f_add_column(n = length(sport) + 1) -> f_select_row(row 1) -> <END>"
+    assert satisfies(grammar, two)
+    assert not satisfies(grammar, " f_add_column(month) -> <END>")
+    assert not satisfies(grammar, " f_add_column(month = lower(nosuch)) -> <END>")
+    assert not satisfies(grammar, " f_add_column(month = read_csv('x')) -> <END>")
 
 
 def weather(n: int) -> Table:

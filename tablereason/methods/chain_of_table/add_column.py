@@ -1,10 +1,11 @@
 """The add-column step: ask for a new column's values, add it when the acceptance rules pass.
 
 The paper way asks as the reference does (``add_column_per_row``: 3 values from a
-first call, then one call per further row); the efficient way asks for every row in one
-call per chunk of ``add_column_chunk_rows`` rows, under the name the generated chain
-gives (a chain that gives none skips the step without a call). The large-table mode
-asks for an expression instead
+first call, then one call per further row); the efficient way computes the column the
+generated chain gives as ``name = expression``, with no call, and asks for the values of
+a column the chain only names in one call per chunk of ``add_column_chunk_rows`` rows (a
+chain that gives no name skips the step without a call). The large-table mode asks for
+an expression when its chain gives none
 (:func:`tablereason.methods.chain_of_table.large.add_column`).
 """
 
@@ -14,8 +15,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from tablereason.calls import ReplySpec
-from tablereason.errors import ParseError, TableError
+from tablereason.errors import ParseError, SQLError, TableError
 from tablereason.methods.chain_of_table.chain_arguments import ChainArgument
+from tablereason.methods.chain_of_table.large import column_expression, computed_column_rejection
 from tablereason.methods.chain_of_table.parse import AddColumnReply, parse_add_column_rows
 from tablereason.methods.chain_of_table.reference_parse import (
     parse_add_column_paper,
@@ -73,19 +75,24 @@ def paper_add_column(session: Session, table: Table, given: ChainArgument | None
 
 
 def efficient_add_column(session: Session, table: Table, given: ChainArgument | None) -> StepResult:
-    """A new column named by the generated chain, its values asked once per chunk of rows.
+    """A new column the generated chain computes (``name = expression``), or names.
 
-    With ``plan_arguments``, a chain that names add_column without a name (or with the
-    name of a column the table has) skips the step at once, without a call: a value per
-    row cannot come from a chain, and a nameless column is refused anyway. A chain's
-    name is given to the prompt, so the reply holds only the values, asked once (no
-    re-ask). Without ``plan_arguments`` the model names the column too, with the
-    bounded re-ask.
+    With ``plan_arguments``, a chain whose call is ``f_add_column(name = expression)``
+    (the form the efficient plan's demos show, and the only one its grammar allows)
+    adds the column DuckDB computes for every row, with no model call; an expression
+    that does not run, or a column the rules refuse, skips the step, again with no
+    call. A chain that gives only a name asks for the values once per chunk of rows
+    under that name (no re-ask); one that names add_column without a name, or with
+    the name of a column the table has, skips the step at once. Without
+    ``plan_arguments`` the model names the column and its values, with the bounded
+    re-ask.
     """
     if session.settings.add_column_per_row:
         return _ask_per_row(session, table, paper=False)
     if given is None or not session.settings.plan_arguments:
         return _ask_chunked(session, table, None, paper=False)
+    if "=" in given.text:
+        return _computed(session, table, given)
     name = given.text.strip().strip("\"'`").strip()
     if not name or name.casefold() in {h.casefold() for h in table.columns}:
         step = timed_step(session.trace, "operation", "add_column", None)
@@ -98,6 +105,28 @@ def efficient_add_column(session: Session, table: Table, given: ChainArgument | 
         step.note = "no model call"
         return skip(step, "add_column", reason, table)
     return _ask_chunked(session, table, name, paper=False)
+
+
+def _computed(session: Session, table: Table, given: ChainArgument) -> StepResult:
+    """The column the chain's ``name = expression`` computes, with no model call."""
+    step = timed_step(session.trace, "operation", "add_column", None)
+    step.arguments.update(plan_arguments=given.text, from_chain=True)
+    step.note = f"arguments from the generated chain ({given.text}); no model call"
+    try:
+        column, expression = column_expression(given.text)
+    except ParseError as err:
+        return skip(step, "add_column", str(err), table)
+    if column.casefold() in {h.casefold() for h in table.columns}:
+        return skip(step, "add_column", f"a column named {column!r} already exists", table)
+    step.arguments.update(name=column, expression=expression)
+    try:
+        added = table.apply("add_column", name=column, expression=expression)
+    except (SQLError, TableError) as err:
+        return skip(step, "add_column", f"the expression does not run: {err}", table)
+    reason = computed_column_rejection(added, column)
+    if reason is not None:
+        return skip(step, "add_column", reason, table)
+    return keep(step, "add_column", f"f_add_column({column} = {expression})", table, after=added)
 
 
 def _added(

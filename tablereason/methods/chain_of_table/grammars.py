@@ -7,9 +7,9 @@ the :class:`~tablereason.llm.Grammar` its reply must match; the step table
 - the plan: a chain that starts with an operation the graph allows now (or ``<END>``
   when it may end), continues only along the graph, skipped operations left out, and
   ends with ``<END>``; every call carries its arguments: row numbers the table has (or
-  ``*``), column names of the table exactly, the two sort orders; in the large-table
-  mode a condition or expression in SQL over the table's columns
-  (:mod:`tablereason.methods.constraints.sql`);
+  ``*``), column names of the table exactly, the two sort orders, a new column's name
+  and the SQL expression over the table's columns that computes it; in the large-table
+  mode also a condition in SQL (:mod:`tablereason.methods.constraints.sql`);
 - each step's own reply: rows, columns, a group column, a sort column and order, one
   value per asked row, a condition, an expression;
 - the final answer: ``YES``/``NO`` for TabFact, the ``a | b`` list for WikiTQ.
@@ -162,6 +162,7 @@ def chain_grammar(
     *,
     sql: Sequence[Column] | None = None,
     literals: Literals | None = None,
+    expressions: Sequence[Column] | None = None,
 ) -> Grammar:
     """The grammar of a generated chain (see the module text).
 
@@ -172,16 +173,19 @@ def chain_grammar(
         rows: The table's row count.
         sql: The large-table mode: the columns as SQL sees them; select_row then takes
             ``where`` a condition and add_column ``name = expression``.
-        literals: What the large-table conditions may compare with, beyond the columns'
-            own values (None: any literal of the column's type).
+        literals: What the SQL conditions and expressions may compare with, beyond the
+            columns' own values (None: any literal of the column's type).
+        expressions: The efficient mode: the columns as SQL sees them; add_column then
+            takes ``name = expression`` (select_row keeps its row numbers).
     """
     rules: Rules = {}
     calls = _calls(columns, rows, column=_columns(columns))
+    over = sql if sql is not None else expressions
+    if over is not None:
+        rules.update(expression_rules(over, root="sql-expression", literals=literals))
+        calls["add_column"] = seq("f_add_column(", _NAME, " = ", Ref("sql-expression"), ")")
     if sql is not None:
-        rules.update(expression_rules(sql, root="sql-expression", literals=literals))
-        where = seq("f_select_row(", alt("*", seq("where ", Ref("cond"))), ")")
-        add = seq("f_add_column(", _NAME, " = ", Ref("sql-expression"), ")")
-        calls["select_row"], calls["add_column"] = where, add
+        calls["select_row"] = seq("f_select_row(", alt("*", seq("where ", Ref("cond"))), ")")
     return grammar(_chain(allowed, skipped, calls, rules))
 
 
@@ -193,9 +197,20 @@ def _skipped(state: ChainState) -> set[str]:
 
 
 def plan(session: Session, *, allowed: list[str], state: ChainState) -> Grammar:
-    """The efficient plan: a chain over the current table's rows and columns."""
+    """The efficient plan: a chain over the current table's rows and columns.
+
+    add_column carries ``name = expression`` (an expression over the table's columns),
+    so the step it plans costs no model call.
+    """
     table = state.table
-    return chain_grammar(allowed, _skipped(state), table.columns, table.num_rows)
+    return chain_grammar(
+        allowed,
+        _skipped(state),
+        table.columns,
+        table.num_rows,
+        literals=question_literals(session.question),
+        expressions=sql_columns(session, table),
+    )
 
 
 def large_plan(session: Session, *, allowed: list[str], state: ChainState) -> Grammar:

@@ -208,7 +208,7 @@ def add_column(session: Session, table: Table, given: ChainArgument | None) -> S
         return skip(step, "add_column", step.error or "no usable expression", table)
     column, expression, added = result
     step.arguments.update(name=column, expression=expression)
-    reason = _column_rejection(added, column)
+    reason = computed_column_rejection(added, column)
     if reason is not None:
         return skip(step, "add_column", reason, table)
     return keep(step, "add_column", f"f_add_column({column} = {expression})", table, after=added)
@@ -246,8 +246,11 @@ def _block(session: Session, table: Table) -> str:
     return view(session).block(table, session.question, budget=session.settings.view_rows)
 
 
-def _column_rejection(table: Table, column: str) -> str | None:
-    """The efficient add-column rules that make sense for a computed column."""
+def computed_column_rejection(table: Table, column: str) -> str | None:
+    """Why a computed column is refused (the add-column rules that make sense for one), or ``None``.
+
+    Used by the large-table mode and by the efficient mode's ``name = expression``.
+    """
     if column.startswith("number of"):
         return "the name starts with 'number of'"
     groups, distinct, _ = table_profile.group_summary(table, column, limit=1)

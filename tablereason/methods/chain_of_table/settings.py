@@ -41,8 +41,8 @@ class ChainOfTableSettings(SamplingSettings):
         plan_arguments: Apply the arguments a generated chain already gives when they
             parse and name rows or columns of the table (select_row, select_column,
             group_column; sort_column only when the chain also names the order),
-            instead of asking for them again. add_column is always asked for: it needs
-            a value per row.
+            instead of asking for them again; add_column's ``name = expression`` is
+            computed for every row with no call (a bare name asks for the values).
         ask_when_plan_unusable: With ``plan_arguments``, what happens when the chain
             gives an operation an argument that names nothing usable (a column the
             table lacks, rows out of range): ask the operation's own prompt (``True``),

@@ -74,7 +74,7 @@ MOST_NESTED = 2
 """Most functions nested in one term (``round(abs(x))``): without a bound a model can
 nest ``ceil(ceil(...`` until the token limit cuts the reply."""
 
-NUMBER_PATTERNS = ("[0-9]+", "[0-9.]+", "[0-9]{4}")
+NUMBER_PATTERNS = ("[0-9]+", "[0-9.]+", "[0-9]{4}", "[0-9]+$")
 """Patterns a number may be extracted from text with (each a valid regular expression)."""
 TEXT_PATTERNS = ("[A-Za-z]+", "[A-Za-z]+ [0-9]+", "[0-9]+", "[0-9]{4}")
 """Patterns a part of a text may be extracted with."""
