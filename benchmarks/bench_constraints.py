@@ -45,6 +45,7 @@ from tablereason.methods.chain_of_table.parse import (
     list_body,
     parse_chain_arguments,
     shown,
+    split_names,
 )
 from tablereason.operations.row_expressions import parse_expression, resolve_columns
 from tablereason.trace.record import Trace
@@ -70,8 +71,10 @@ def _rows_invalid(text: str, rows: int) -> list[str]:
 
 def _columns_invalid(text: str, columns: Sequence[str]) -> list[str]:
     """Listed names that are no column (a name counts as the prompt shows it, too)."""
-    items = [i.strip() for i in list_body(text).split(",") if i.strip()]
     known = set(columns) | {shown(c) for c in columns}
+    if split_names(list_body(text).strip(), sorted(known)) is not None:
+        return []  # names joined by ", " (a name may hold a comma itself)
+    items = [i.strip() for i in list_body(text).split(",") if i.strip()]
     return [f"unknown column {i!r}" for i in items if i not in known]
 
 
