@@ -288,6 +288,22 @@ class Store:
             finally:
                 self._conn.unregister(name)
 
+    @contextmanager
+    def registered(self, data: Any) -> Iterator[str]:
+        """Expose data DuckDB scans from Python as a temporary relation; yields its name.
+
+        For Arrow data, or an object with ``__arrow_c_stream__``. The store's lock is
+        held for the block, so the name is seen only by the statements this package
+        sends in it. Nothing here reads a file.
+        """
+        name = new_name("scanned")
+        with self._lock:
+            self._conn.register(name, data)
+            try:
+                yield name
+            finally:
+                self._conn.unregister(name)
+
     def fetch(
         self, expression: exp.Expr, params: Sequence[Any] | None = None
     ) -> list[tuple[Any, ...]]:
