@@ -4,7 +4,6 @@ files after the load."""
 
 from __future__ import annotations
 
-import tracemalloc
 from pathlib import Path
 
 import duckdb
@@ -66,25 +65,6 @@ def test_parquet_and_arrow_loads_equal_the_csv_load(tmp_path: Path, n: int) -> N
         condition = "n IS NULL AND tail IS NOT NULL"
         nulls = table.apply("filter_rows", condition=condition).to_records()
         assert nulls == from_csv.apply("filter_rows", condition=condition).to_records()
-
-
-@pytest.mark.parametrize("fmt", ["parquet", "arrow"])
-def test_large_typed_loads_hold_no_python_cells(tmp_path: Path, fmt: str) -> None:
-    """Cells move from the file to the table's storage as Arrow data: Python allocates no
-    string per cell (fetched into Python in chunks of 32,768 cells, this load peaked at
-    4.5 MB of Python memory; now a slice's row ids, under 1 MB, are the most it holds).
-    The table's storage is DuckDB's, which tracemalloc does not see."""
-    _, parquet, arrow = _files(tmp_path, 200_000)
-    path = parquet if fmt == "parquet" else arrow
-    load_table(path)  # imports and first-use costs out of the way
-    tracemalloc.start()
-    try:
-        table = load_table(path)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    assert table.num_rows == 200_000
-    assert peak < 1_000_000, f"{peak:,} bytes allocated by Python at the peak"
 
 
 def test_the_table_database_reads_no_files_after_typed_loads(tmp_path: Path) -> None:
