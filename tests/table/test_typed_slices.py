@@ -115,3 +115,18 @@ def test_arrow_slices_cut_and_join_batches_in_order(sizes: list[int], rows: int)
     assert joined.column("__rid").to_pylist() == list(range(start))
     assert joined.column("c0").to_pylist() == list(range(start))
     assert joined.column("c1").to_pylist() == [str(v) for v in range(start)]
+
+
+def test_a_column_named_file_row_number_is_kept(tmp_path: Path) -> None:
+    """Such a column hides DuckDB's row number of the file: it is read as a DuckDB table
+    is (in Python chunks), keeping its own values."""
+    path = tmp_path / "numbered.parquet"
+    with duckdb.connect() as conn:
+        conn.execute(
+            f"COPY (SELECT range * 10 AS File_Row_Number, range % 3 AS k FROM range({LARGE})) "
+            f"TO '{path}' (FORMAT parquet)"
+        )
+    table = load_table(path)
+    assert table.columns == ["File_Row_Number", "k"] and table.num_rows == LARGE
+    assert table.types == {"File_Row_Number": "integer", "k": "integer"}
+    assert table.rows()[-1] == [str((LARGE - 1) * 10), str((LARGE - 1) % 3)]
