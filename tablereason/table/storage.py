@@ -279,10 +279,21 @@ class Store:
             return
         import pandas as pd
 
-        name = new_name("order")
         frame = pd.DataFrame({RID: rids, POS: np.arange(len(rids), dtype=np.int64)})
+        with self.registered(frame) as name:
+            yield name
+
+    @contextmanager
+    def registered(self, data: Any) -> Iterator[str]:
+        """Expose data DuckDB scans from Python as a temporary relation; yields its name.
+
+        For a DataFrame, Arrow data or an object with ``__arrow_c_stream__``. The lock is
+        held for the block, so the name is seen only by the statements this package
+        sends in it. Nothing here reads a file.
+        """
+        name = new_name("registered")
         with self._lock:
-            self._conn.register(name, frame)
+            self._conn.register(name, data)
             try:
                 yield name
             finally:

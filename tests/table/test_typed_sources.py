@@ -176,28 +176,61 @@ def test_the_command_line_reads_typed_sources(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("width", [1, 3, 6, 16])
 @pytest.mark.parametrize("fmt", ["parquet", "arrow", "duckdb"])
-def test_typed_sources_hold_one_small_chunk_at_a_time(
+def test_typed_sources_move_bounded_slices_in_order(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str, width: int
 ) -> None:
-    """Every typed source is appended in chunks of at most 32,768 cells, or one vector of
-    2,048 rows when a row is wider (its reader is a second database beside the table's,
-    so what it holds in flight is kept small); the rows arrive whole and in order."""
+    """Parquet and Arrow reach the table's storage as Arrow slices, one statement each,
+    of at most ``slice_rows(width)`` rows and never through Python chunks; a DuckDB table
+    is fetched into Python in chunks of at most 32,768 cells (or one 2,048-row vector of a
+    wider row). Either way the rows arrive whole and in order."""
+    from tablereason.table.io import slices
     from tablereason.table.storage import Store
 
+    monkeypatch.setattr(slices, "MAX_SLICE_ROWS", 8192)  # several slices of 40,000 rows
+    monkeypatch.setattr(slices, "SLICE_CELLS", 20_000)
     n = 40_000
     columns = ", ".join(f"range * {i + 1} AS c{i}" for i in range(width))
     path = _write(tmp_path / f"wide.{fmt}", n, fmt, f"SELECT {columns} FROM range({{n}})")
     chunks: list[tuple[int, int]] = []
-    append = Store.append
+    moved: list[int] = []
+    append, append_query = Store.append, Store.append_query
 
     def spy(self: Store, name: str, rids: object, cols: list[list[str]]) -> None:
         chunks.append((len(cols[0]), len(cols)))
         append(self, name, rids, cols)  # type: ignore[arg-type]
 
+    def count(store: Store, name: str) -> int:
+        return int(store.fetch(duckdb_count(name))[0][0])
+
+    def spy_query(self: Store, name: str, select: object) -> None:
+        before = count(self, name)
+        append_query(self, name, select)  # type: ignore[arg-type]
+        moved.append(count(self, name) - before)
+
     monkeypatch.setattr(Store, "append", spy)
+    monkeypatch.setattr(Store, "append_query", spy_query)
     table = load_table(path, table="flights" if fmt == "duckdb" else None)
-    bound = max(32_768, 2048 * width)
-    assert chunks and all(rows * cols <= bound for rows, cols in chunks)
-    assert sum(rows for rows, _ in chunks) == n == table.num_rows
+    if fmt == "duckdb":
+        assert chunks and not moved
+        assert all(rows * cols <= max(32_768, 2048 * width) for rows, cols in chunks)
+        assert sum(rows for rows, _ in chunks) == n
+    else:
+        step = slices.slice_rows(width)
+        assert step == max(2048, min(8192, 20_000 // width))
+        assert not chunks and len(moved) == -(-n // step)
+        assert all(rows == step for rows in moved[:-1]) and sum(moved) == n
+    assert table.num_rows == n
+    in_order = table.sql(f"SELECT count(*) FROM t WHERE c{width - 1} <> (c0 * {width})").rows()
+    assert in_order == [["0"]]
+    assert table.rows(1) == [["0"] * width]
     last = table.sql(f"SELECT c{width - 1} FROM t ORDER BY c0 DESC LIMIT 1").rows()
     assert last == [[str((n - 1) * width)]]
+    assert table.rows()[-1] == [str((n - 1) * (i + 1)) for i in range(width)]
+
+
+def duckdb_count(name: str) -> object:
+    from sqlglot import exp
+
+    from tablereason.table.storage import table_ref
+
+    return exp.select(exp.func("count", exp.Star())).from_(table_ref(name))

@@ -1,11 +1,21 @@
 """Reading typed sources: Parquet and Arrow files, Arrow data, DuckDB and SQLite tables.
 
-These sources know their columns' types. Each is read by a DuckDB connection of its
-own (not the locked database the tables live in, which reads no files), in chunks of
-rows: every value is written as text by DuckDB's cast to ``VARCHAR`` (``NULL`` as an
-empty cell) and appended to the table's storage chunk by chunk, and each column's type
-is declared from the source's (:func:`~tablereason.table.types.from_duckdb_type`). So
-a large file is never held whole in Python, as with CSV.
+These sources know their columns' types; each column's type is declared from the
+source's (:func:`~tablereason.table.types.from_duckdb_type`) and every value is
+written as text by DuckDB's cast to ``VARCHAR`` (``NULL`` as an empty cell), so a large
+source is never held whole in Python, as with CSV:
+
+- Arrow data (and Arrow IPC files, read by pyarrow) is scanned by the table database
+  itself, in slices of Arrow batches (:mod:`tablereason.table.io.slices`): no second
+  database and no Python string per cell.
+- A Parquet file is read by a DuckDB connection of its own, since the database the
+  tables live in reads no files (docs/table.md): it counts the rows from the file's
+  footer (``parquet_file_metadata``), then hands the table database one slice of rows
+  at a time (``file_row_number`` ranges, cast to text) through the Arrow C stream
+  interface. A file with a column named ``file_row_number`` (which hides DuckDB's row
+  number), and a small file, are read as a DuckDB table is.
+- A DuckDB table is read by its own connection too, in chunks of :data:`CHUNK_CELLS`
+  cells fetched into Python and appended to the table's storage.
 
 SQLite database files are read with Python's ``sqlite3`` (DuckDB's SQLite extension is
 a download, and downloads are not part of loading a table), streamed row by row; SQLite
@@ -34,26 +44,33 @@ from sqlglot import exp
 
 from tablereason.errors import MissingDependencyError, TableParseError
 from tablereason.table.io import MAX_COLUMNS
+from tablereason.table.io.slices import (
+    arrow_slices,
+    as_text,
+    batch_reader,
+    drained,
+    load_slices,
+    slice_rows,
+)
 from tablereason.table.kernel import over_base
-from tablereason.table.storage import SMALL_CELLS, Store, ident, render, table_ref, to_text
+from tablereason.table.storage import RID, SMALL_CELLS, Store, ident, render, table_ref, to_text
 from tablereason.table.types import declare_types, from_duckdb_type
 from tablereason.table.value import Table
 
 CHUNK_CELLS = 32_768
-"""Cells read from a typed source per chunk (at least one vector of 2,048 rows).
-
-Smaller than a text file's chunk: the source's reader is a second DuckDB database (about
-25 MB at connect) beside the one the table is stored in, so the chunk in flight is kept
-small (docs/benchmarks/typed_columns.md: at 100,000 cells a 1,000,000-row Parquet file
-peaked at 1.36x the same table read from CSV)."""
+"""Cells of a DuckDB table fetched into Python per chunk (at least one vector of 2,048
+rows): its reader is a second DuckDB database beside the one the table is stored in, so
+the chunk in flight is kept small (docs/benchmarks/typed_columns.md)."""
 _VECTOR = 2048
 _READER_MEMORY = "256MiB"
+_ROW_NUMBER = "file_row_number"  # DuckDB's row number of a Parquet file's row
 
 
 def _reader(database: str = ":memory:") -> Any:
     """A DuckDB connection for reading one source: one thread, bounded memory, no downloads.
 
-    A database file is opened read-only.
+    A database file is opened read-only. Freed memory goes back to the system soon (at
+    DuckDB's defaults, reading a 1,000,000-row Parquet file peaked 8 MB higher).
     """
     import duckdb
 
@@ -63,6 +80,8 @@ def _reader(database: str = ":memory:") -> Any:
         config={
             "threads": 1,
             "memory_limit": _READER_MEMORY,
+            "allocator_flush_threshold": "1MB",
+            "allocator_bulk_deallocation_flush_threshold": "1MB",
             "autoinstall_known_extensions": False,
             "autoload_known_extensions": False,
         },
@@ -70,10 +89,65 @@ def _reader(database: str = ":memory:") -> Any:
 
 
 def read_parquet(path: Path, caption: str | None) -> Table:
-    """Read a Parquet file with its column types."""
+    """Read a Parquet file with its column types (a large one in slices, see above)."""
+    import duckdb
+
+    what = str(path)
     source = exp.func("read_parquet", exp.Literal.string(str(path)))
     with closing(_reader()) as conn:
-        return _read_relation(conn, source, caption, str(path))
+        try:
+            labels, kinds = _schema(conn, source, what)
+            rows = _parquet_rows(conn, path, labels)
+            if rows is None or rows * len(labels) <= SMALL_CELLS:
+                return _read_relation(conn, source, caption, what)
+            table = load_slices(labels, _parquet_slices(conn, source, labels, rows), caption)
+        except duckdb.Error as err:
+            raise _unreadable(what, err) from err
+    declare_types(table, dict(zip(table.columns, kinds, strict=True)))
+    return table
+
+
+def _parquet_rows(conn: Any, path: Path, labels: Sequence[str]) -> int | None:
+    """The rows of a Parquet file, counted from its footer.
+
+    ``None`` where slices of its row numbers cannot be read: several files matched the
+    path, or a column of the file hides DuckDB's row number.
+    """
+    if any(label.casefold() == _ROW_NUMBER for label in labels):
+        return None
+    footer = exp.func("parquet_file_metadata", exp.Literal.string(str(path)))
+    count = exp.select(
+        exp.func("count", exp.Star()), exp.func("sum", exp.column("num_rows"))
+    ).from_(footer)
+    files, rows = conn.execute(render(count)).fetchall()[0]
+    return int(rows or 0) if files == 1 else None
+
+
+class _Slice:
+    """One slice of a query on the reader, streamed to whoever scans it as Arrow."""
+
+    def __init__(self, conn: Any, query: exp.Expr) -> None:
+        self._relation = conn.sql(render(query))
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> Any:
+        return self._relation.__arrow_c_stream__(requested_schema)
+
+
+def _parquet_slices(
+    conn: Any, source: exp.Expr, labels: Sequence[str], rows: int
+) -> Iterator[_Slice]:
+    """Slices of a Parquet file's rows, as text, by ranges of DuckDB's row number."""
+    number = exp.column(ident(_ROW_NUMBER))
+    fields = [exp.alias_(exp.cast(number, exp.DataType.build("BIGINT")), ident(RID))] + [
+        as_text(exp.column(ident(label)), f"c{i}") for i, label in enumerate(labels)
+    ]
+    step = slice_rows(len(labels))
+    for start in range(0, rows, step):
+        within = exp.and_(
+            exp.GTE(this=number.copy(), expression=exp.Literal.number(start)),
+            exp.LT(this=number.copy(), expression=exp.Literal.number(start + step)),
+        )
+        yield _Slice(conn, exp.select(*fields).from_(source).where(within))
 
 
 def read_arrow_file(path: Path, caption: str | None) -> Table:
@@ -102,15 +176,45 @@ def read_arrow_file(path: Path, caption: str | None) -> Table:
 
 
 def read_arrow_data(data: Any, caption: str | None, what: str = "the Arrow data") -> Table:
-    """Read Arrow data (a pyarrow table, record batch reader, or a polars frame).
+    """Read Arrow data, scanned by the table database in slices.
 
-    Anything DuckDB can scan as Arrow works; a frame with ``to_arrow()`` is converted.
+    A pyarrow table, record batch, record batch reader or dataset, an object with
+    ``__arrow_c_stream__``, or a frame with ``to_arrow()`` (polars), which is converted.
+
+    Raises:
+        MissingDependencyError: Without ``pyarrow``.
+        TableParseError: When DuckDB cannot read the data.
     """
+    import duckdb
+
     if not _is_arrow(data) and hasattr(data, "to_arrow"):
         data = data.to_arrow()
-    with closing(_reader()) as conn:
-        conn.register("__source", data)
-        return _read_relation(conn, table_ref("__source"), caption, what)
+    reader = batch_reader(data, what)
+    import pyarrow as pa
+
+    labels = [str(name) for name in reader.schema.names]
+    _check_width(labels, what)
+    slices = arrow_slices(reader, slice_rows(len(labels)))
+    store = Store()
+    try:
+        held = [next(slices)]  # with no rows, an empty slice: the schema's types still count
+        if held[0].num_rows * len(labels) <= SMALL_CELLS:
+            held += itertools.islice(slices, 1)
+        small = len(held) == 1 and held[0].num_rows * len(labels) <= SMALL_CELLS
+        with store.registered(held[0]) as name, store.connection() as conn:
+            everything = exp.select(exp.Star()).from_(table_ref(name)).limit(0)
+            schema = conn.execute(render(everything)).description or []
+            kinds = [from_duckdb_type(str(row[1])) for row in schema[1:]]  # after __rid
+            texts = [as_text(exp.column(ident(f"c{i}")), f"c{i}") for i in range(len(labels))]
+            cells = store.fetch(exp.select(*texts).from_(table_ref(name))) if small else []
+        if small:
+            table = Table.from_records(labels, [list(row) for row in cells], caption)
+        else:
+            table = load_slices(labels, drained(held, slices), caption)
+    except (duckdb.Error, pa.ArrowException) as err:
+        raise _unreadable(what, err) from err
+    declare_types(table, dict(zip(table.columns, kinds, strict=True)))
+    return table
 
 
 def read_database(path: Path, table: str | None, caption: str | None) -> Table:
@@ -165,34 +269,40 @@ def _choose(path: Path, table: str | None, names: Sequence[str]) -> str:
     raise TableParseError(f"{path}: has no table {table!r}; its tables: {listed}")
 
 
+def _schema(conn: Any, source: exp.Expr, what: str) -> tuple[list[str], list[str]]:
+    """The column names of ``source`` on the reader, and their types."""
+    everything = exp.select(exp.Star()).from_(source)
+    schema = conn.execute(render(everything.limit(0))).description or []
+    labels = [str(row[0]) for row in schema]
+    _check_width(labels, what)
+    return labels, [from_duckdb_type(str(row[1])) for row in schema]
+
+
+def _check_width(labels: Sequence[str], what: str) -> None:
+    if len(labels) > MAX_COLUMNS:
+        raise TableParseError(f"{what}: {len(labels)} columns, more than {MAX_COLUMNS}")
+    if not labels:
+        raise TableParseError(f"{what}: the table has no columns")
+
+
+def _unreadable(what: str, err: Exception) -> TableParseError:
+    return TableParseError(f"{what}: cannot be read ({str(err).splitlines()[0][:300]})")
+
+
 def _read_relation(conn: Any, source: exp.Expr, caption: str | None, what: str) -> Table:
-    """Stream every row of ``source`` (a table, view or table function) into a table."""
+    """Stream every row of ``source`` (a table, view or table function) into a table.
+
+    Rows are fetched into Python in chunks of :data:`CHUNK_CELLS` cells.
+    """
     import duckdb
 
     try:
-        everything = exp.select(exp.Star()).from_(source)
-        schema = conn.execute(render(everything.limit(0))).description or []
-        labels = [str(row[0]) for row in schema]
-        kinds = [from_duckdb_type(str(row[1])) for row in schema]
-        if len(labels) > MAX_COLUMNS:
-            raise TableParseError(f"{what}: {len(labels)} columns, more than {MAX_COLUMNS}")
-        if not labels:
-            raise TableParseError(f"{what}: the table has no columns")
-        texts = [
-            exp.alias_(
-                exp.func(
-                    "coalesce",
-                    exp.cast(exp.column(ident(label)), exp.DataType.build("VARCHAR")),
-                    exp.Literal.string(""),
-                ),
-                ident(f"c{i}"),
-            )
-            for i, label in enumerate(labels)
-        ]
+        labels, kinds = _schema(conn, source, what)
+        texts = [as_text(exp.column(ident(label)), f"c{i}") for i, label in enumerate(labels)]
         result = conn.execute(render(exp.select(*texts).from_(source)))
         table = from_column_chunks(labels, _frames(result, len(labels)), caption)
     except duckdb.Error as err:
-        raise TableParseError(f"{what}: cannot be read ({str(err).splitlines()[0][:300]})") from err
+        raise _unreadable(what, err) from err
     declare_types(table, dict(zip(table.columns, kinds, strict=True)))
     return table
 
