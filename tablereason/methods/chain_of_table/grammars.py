@@ -424,8 +424,10 @@ def sql_columns(session: Session, table: Table) -> list[Column]:
 
 
 def large_literals(question: str) -> Literals:
-    """The question's numbers and dates for the large-table grammars; its words are not
-    offered as such (a text column compares with the values matched in it).
+    """The question's numbers and dates for the large-table grammars, without its words.
+
+    A text column compares with the values matched in it (:func:`sql_columns`), not
+    with any word of the question.
 
     Example:
         >>> lits = large_literals("how many orders in 2019 came from the islands region?")
