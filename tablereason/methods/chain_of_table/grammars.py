@@ -259,7 +259,7 @@ def large_plan(session: Session, *, allowed: list[str], state: ChainState) -> Gr
         table.columns,
         table.num_rows,
         sql=sql,
-        literals=large_literals(session.question),
+        literals=_literals(session, table),
         must="select_row" if not filtered and names_a_value(session, table) else None,
     )
 
@@ -311,7 +311,7 @@ def add_column_rows(session: Session, *, numbers: Sequence[int], named: bool) ->
 
 def condition(session: Session, *, table: Table) -> Grammar:
     """The large select-row reply, after ``f_select_row(where``: a condition, or ``*``."""
-    literals = large_literals(session.question)
+    literals = _literals(session, table)
     rules = condition_rules(sql_columns(session, table), root="cond", literals=literals)
     rules["root"] = seq(" ", alt(Ref("cond"), "*"), optional(")"), _END_LINE)
     return grammar(rules)
@@ -319,7 +319,7 @@ def condition(session: Session, *, table: Table) -> Grammar:
 
 def column_expression(session: Session, *, table: Table) -> Grammar:
     """The large add-column reply, after ``f_add_column(``: ``name = expression``."""
-    literals = large_literals(session.question)
+    literals = _literals(session, table)
     rules = expression_rules(sql_columns(session, table), root="sql-expression", literals=literals)
     rules["root"] = seq(_NAME, " = ", Ref("sql-expression"), optional(")"), _END_LINE)
     return grammar(rules)
@@ -380,12 +380,15 @@ def sql_columns(session: Session, table: Table) -> list[Column]:
     for the run, per table. What each column compares with follows the question
     (docs/chain_of_table.md, "Constrained decisions"):
 
-    - text: when the question names values of the table's text columns (the view's
-      ``question matches``), those values, each with its column, and nothing else; else
-      a few-valued column's values, and no value for a many-valued column;
-    - numbers and dates: the question's numbers and dates when it has any; else also the
-      view's values of the column (its smallest, largest and frequent values, the cells
-      of the rows shown).
+    - when the question names a value the table holds (:func:`names_a_value`), every
+      literal is one the question names: a text column compares only with the values
+      matched in it (the view's ``question matches``), numbers and dates only with the
+      question's (see :func:`large_literals` for the rest of this rule);
+    - else a few-valued text column compares with its values, a many-valued one with
+      none, and numbers and dates with the question's (if any) and the view's values of
+      the column (its smallest, largest and frequent values, the cells of the rows shown).
+
+    ``IS NULL`` is offered only on columns with empty cells.
     """
     memo = session.large.grammar_columns if session.large is not None else {}
     cached = memo.get(id(table))
@@ -395,7 +398,8 @@ def sql_columns(session: Session, table: Table) -> list[Column]:
     summary = table_profile.profile(table, examples=3, cache=cache)
     cells = _shown_cells(session.shown_block(table), table.columns)
     matched = _matches(session, table)
-    asked = bool(large_literals(session.question).numbers)
+    focused = names_a_value(session, table)
+    asked = focused or bool(large_literals(session.question).numbers)
     out = []
     for profile, shown_cells in zip(summary.columns, cells, strict=True):
         values: tuple[str, ...] = ()
@@ -410,7 +414,7 @@ def sql_columns(session: Session, table: Table) -> list[Column]:
                 shown_values = tuple(
                     dict.fromkeys(s for m in mine if not m.whole for s in _spellings(m.value))
                 )
-            elif profile.distinct <= CLOSED_VALUES:
+            elif profile.distinct <= CLOSED_VALUES and not focused:
                 counts, distinct, _ = table_profile.group_summary(
                     table, profile.name, limit=CLOSED_VALUES
                 )
@@ -418,23 +422,28 @@ def sql_columns(session: Session, table: Table) -> list[Column]:
                     values = tuple(v for v, _ in counts if v.strip())
         elif asked:
             shown_values = ()
-        out.append(Column(profile.name, kind, values, shown=shown_values))
+        nullable = bool(profile.missing) or not profile.filled
+        out.append(Column(profile.name, kind, values, shown=shown_values, nullable=nullable))
     memo[id(table)] = (table, tuple(out))
     return out
 
 
-def large_literals(question: str) -> Literals:
+def large_literals(question: str, *, named: bool = False) -> Literals:
     """The question's numbers and dates for the large-table grammars, without its words.
 
     A text column compares with the values matched in it (:func:`sql_columns`), not
-    with any word of the question.
+    with any word of the question. With ``named`` (the question names a value the table
+    holds) every literal must be one the question names (``Literals.only_named``): date
+    parts compare only with the question's numbers, day and month names only with those
+    it says, no column with another, and ``<>``, ``NOT`` and ``NOT LIKE`` only when the
+    question holds a negation.
 
     Example:
         >>> lits = large_literals("how many orders in 2019 came from the islands region?")
         >>> lits.words, lits.numbers
         ((), ('2019',))
     """
-    return dataclasses.replace(question_literals(question), words=())
+    return dataclasses.replace(question_literals(question), words=(), only_named=named)
 
 
 def names_a_value(session: Session, table: Table) -> bool:
@@ -474,6 +483,11 @@ def numbers_in_range(numbers: Sequence[str], summary: table_profile.TableProfile
             if years & set(wanted):
                 return True
     return False
+
+
+def _literals(session: Session, table: Table) -> Literals:
+    """The large-table literals of the session's question over ``table``."""
+    return large_literals(session.question, named=names_a_value(session, table))
 
 
 def _matches(session: Session, table: Table) -> tuple[Match, ...]:
