@@ -15,14 +15,19 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sqlglot import exp
 from test_cot_grammars import ORACLE  # the independent grammar sampler
+from test_cot_sql_grammar import _checked, draws
+from test_cot_sql_grammar import tables as sql_tables
 
 from tablereason.llm import Capabilities, Grammar, Request, ScriptedLLM, satisfies
-from tablereason.llm.constraints.gbnf import parse
+from tablereason.llm.constraints.gbnf import Alt, parse
 from tablereason.methods import ChainOfTable
-from tablereason.methods.chain_of_table.grammars import chain_grammar
+from tablereason.methods.chain_of_table.grammars import chain_grammar, large_literals
 from tablereason.methods.chain_of_table.large_view import question_matches
 from tablereason.methods.chain_of_table.steps import END, GRAPH
+from tablereason.methods.constraints.parts import grammar
+from tablereason.methods.constraints.sql import Column, condition_rules
 from tablereason.methods.constraints.sql_literals import STOPWORDS
 from tablereason.operations import table_profile
 from tablereason.table import Table
@@ -210,3 +215,65 @@ def test_every_chain_holds_the_required_operation_when_it_can(
 def _leads(op: str, target: str, skipped: set[str]) -> bool:
     nexts = [n for n in GRAPH.get(op, ()) if n != END and n not in skipped]
     return target in nexts or any(_leads(n, target, skipped) for n in nexts)
+
+
+# ----------------------------------------------------------------------------- named only
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sql_tables(), st.booleans(), st.integers(0, 10**6))
+def test_when_only_named_every_literal_is_one_the_question_names(
+    drawn: Any, negated: bool, seed: int
+) -> None:
+    table, columns, question = drawn
+    question = ("which were not " if negated else "which ") + question
+    lits = large_literals(question, named=True)
+    # the caller gives each text column only the values the question names
+    named = [Column(c.name, c.type, c.values[:1], nullable=False) for c in columns]
+    strings = {*lits.dates, *(v for c in named for v in c.values)}
+    strings |= {s.lower() for s in strings}
+    strings |= {w.title() for w in lits.said}  # day and month names the question says
+    # with nothing to compare, IS NULL over every column keeps the grammar valid
+    rules = condition_rules(named, literals=lits)
+    comparable = isinstance(rules["pred-flat"], Alt)  # more than the IS NULL fallback
+    for text in draws(rules, seed):
+        parsed = _checked(table, text)
+        negations = [n for n in parsed.find_all(exp.NEQ, exp.Not) if not isinstance(n.this, exp.Is)]
+        assert negated or not negations, text
+        assert not comparable or not any(parsed.find_all(exp.Is)), text  # no empty cells
+        for literal in parsed.find_all(exp.Literal):
+            if literal.is_string:
+                value = literal.this  # a LIKE pattern: a value with % before or after
+                bare = {value, value.removeprefix("%"), value.removesuffix("%")}
+                bare.add(value.removeprefix("%").removesuffix("%"))
+                assert bare & strings, (text, value)
+            else:
+                assert literal.this.lstrip("-") in lits.numbers, (text, literal.this)
+        for node in parsed.find_all(exp.EQ, exp.GT, exp.LT, exp.GTE, exp.LTE):
+            both = [isinstance(side, exp.Column) for side in (node.this, node.expression)]
+            assert not all(both), text  # no column compared with another
+
+
+def test_date_parts_and_negations_follow_the_question(big: Table) -> None:
+    cols = [Column("order_date", "date", shown=("2015-01-01", "2024-12-30"), nullable=False),
+            Column("status", "text", ("returned",), nullable=False),
+            Column("note", "text", ("x",), nullable=True)]  # fmt: skip
+    plain = grammar(condition_rules(cols, literals=large_literals("returned in 2019 month 3?",
+                                                                  named=True)))  # fmt: skip
+    for ok in ("month(order_date) = 3", "year(order_date) = 2019", "status = 'returned'",
+               "note IS NULL"):  # fmt: skip
+        assert satisfies(plain, ok), ok
+    for bad in ("month(order_date) = 4", "quarter(order_date) = 2", "status <> 'returned'",
+                "NOT (status = 'returned')", "status NOT LIKE 'returned'", "status IS NULL",
+                "dayname(order_date) = 'Monday'"):  # fmt: skip
+        assert not satisfies(plain, bad), bad
+    negated = grammar(condition_rules(cols, literals=large_literals(
+        "how many were not returned on a monday?", named=True)))  # fmt: skip
+    for ok in ("status <> 'returned'", "NOT (status = 'returned')",
+               "dayname(order_date) = 'Monday'"):  # fmt: skip
+        assert satisfies(negated, ok), ok
+    _, seen = run(big, "how many orders were not returned?",
+                  " f_select_row(where status <> 'returned') -> <END>")  # fmt: skip
+    plan = _plan(seen).constraint
+    assert satisfies(plan, " f_select_row(where status <> 'returned') -> <END>")
+    assert not satisfies(plan, " f_select_row(where order_id IS NULL) -> <END>")

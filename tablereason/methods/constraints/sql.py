@@ -383,6 +383,8 @@ def condition_rules(
         _predicates(columns, rules) if literals is None else _bound_predicates(columns, literals)
     )
     nullable = [c.sql for c in columns if c.nullable or literals is None]
+    if not preds and not nullable:  # nothing else to compare: a grammar needs a predicate
+        nullable = [c.sql for c in columns]
     if nullable:
         preds.append(seq(one_of(nullable), alt(" IS NULL", " IS NOT NULL")))
     flat = f"{root}-flat"
