@@ -33,6 +33,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -61,10 +62,11 @@ from tablereason.methods.constraints.sql import (
     expression_rules,
     grammar_type,
 )
-from tablereason.methods.constraints.sql_literals import question_literals
+from tablereason.methods.constraints.sql_literals import question_literals, sql_number, years_of
 from tablereason.operations import table_profile
 
 if TYPE_CHECKING:  # pragma: no cover
+    from tablereason.methods.chain_of_table.large_view import Match
     from tablereason.methods.chain_of_table.session import Session
     from tablereason.methods.chain_of_table.state import ChainState
     from tablereason.table.value import Table
@@ -122,34 +124,66 @@ def _calls(columns: Sequence[str], rows: int, *, column: Expr) -> dict[str, Expr
     }
 
 
+def _reaching(target: str, skipped: set[str]) -> set[str]:
+    """The operations from which the graph leads to ``target`` (itself included).
+
+    Example:
+        >>> sorted(_reaching("select_row", set()))
+        ['add_column', 'select_row']
+    """
+    found = {target}
+    changed = True
+    while changed:
+        changed = False
+        for op, nexts in GRAPH.items():
+            usable = op != "<init>" and op not in found and op not in skipped
+            if usable and found & set(nexts):
+                found.add(op)
+                changed = True
+    return found
+
+
 def _chain(
-    allowed: Sequence[str], skipped: set[str], calls: Mapping[str, Expr], rules: Rules
+    allowed: Sequence[str],
+    skipped: set[str],
+    calls: Mapping[str, Expr],
+    rules: Rules,
+    *,
+    must: str | None = None,
 ) -> Rules:
     """Chain rules: ``allowed`` first, then along the graph to ``<END>``.
 
     Every call names only what the table has now: a column the chain's own add_column
     makes cannot be named by its later calls (a grammar cannot refer back to the name it
     was given); the step that follows keeps such a column (see ``ChainArgument.added``).
+    With ``must``, the chain holds that operation: until it is placed, only operations
+    that lead to it are offered and the chain cannot end (``must`` is ignored when no
+    allowed operation leads to it).
     """
+    reach = _reaching(must, skipped) if must is not None and must not in skipped else set()
+    pending_first = bool(reach & set(allowed))
 
-    def then(op: str) -> Ref:
+    def then(op: str, pending: bool) -> Ref:
         name = f"chain-{op.replace('_', '-')}"  # llama.cpp reads letters, digits and dashes
+        name += "-before" if pending else ""
         if name not in rules:  # the graph is a DAG: no rule refers back to itself
             options: list[Expr | str] = []
             for nxt in GRAPH[op]:
                 if nxt == END:
-                    options.append(" -> <END>")
-                elif nxt not in skipped:
-                    options.append(seq(" -> ", calls[nxt], then(nxt)))
+                    if not pending:
+                        options.append(" -> <END>")
+                elif nxt not in skipped and (not pending or nxt in reach):
+                    options.append(seq(" -> ", calls[nxt], then(nxt, pending and nxt != must)))
             rules[name] = alt(*options)
         return Ref(name)
 
     first: list[Expr | str] = []
     for op in allowed:
         if op == END:
-            first.append("<END>")
-        else:
-            first.append(seq(calls[op], then(op)))
+            if not pending_first:
+                first.append("<END>")
+        elif not pending_first or op in reach:
+            first.append(seq(calls[op], then(op, pending_first and op != must)))
     rules["root"] = seq(optional(" "), alt(*first), _END_LINE)
     return rules
 
@@ -163,6 +197,7 @@ def chain_grammar(
     sql: Sequence[Column] | None = None,
     literals: Literals | None = None,
     expressions: Sequence[Column] | None = None,
+    must: str | None = None,
 ) -> Grammar:
     """The grammar of a generated chain (see the module text).
 
@@ -177,6 +212,17 @@ def chain_grammar(
             columns' own values (None: any literal of the column's type).
         expressions: The efficient mode: the columns as SQL sees them; add_column then
             takes ``name = expression`` (select_row keeps its row numbers).
+        must: An operation the chain must hold (the large-table mode's ``select_row``
+            when the question names a value the table holds), or None.
+
+    Example:
+        >>> from tablereason.llm.constraints import satisfies
+        >>> g = chain_grammar(["add_column", "select_row", "group_column", "<END>"], set(),
+        ...                   ["k"], 3, must="select_row")
+        >>> satisfies(g, " f_group_column(k) -> <END>"), satisfies(g, " <END>")
+        (False, False)
+        >>> satisfies(g, " f_select_row(row 1) -> f_group_column(k) -> <END>")
+        True
     """
     rules: Rules = {}
     calls = _calls(columns, rows, column=_columns(columns))
@@ -186,7 +232,7 @@ def chain_grammar(
         calls["add_column"] = seq("f_add_column(", _NAME, " = ", Ref("sql-expression"), ")")
     if sql is not None:
         calls["select_row"] = seq("f_select_row(", alt("*", seq("where ", Ref("cond"))), ")")
-    return grammar(_chain(allowed, skipped, calls, rules))
+    return grammar(_chain(allowed, skipped, calls, rules, must=must))
 
 
 def _skipped(state: ChainState) -> set[str]:
@@ -214,15 +260,22 @@ def plan(session: Session, *, allowed: list[str], state: ChainState) -> Grammar:
 
 
 def large_plan(session: Session, *, allowed: list[str], state: ChainState) -> Grammar:
-    """The large-table plan: conditions and expressions in SQL over the table's columns."""
+    """The large-table plan: conditions and expressions in SQL over the table's columns.
+
+    When the question names a value the table holds (:func:`names_a_value`) and the
+    chain has no select_row yet, the chain must hold one: the question's filter.
+    """
     table = state.table
+    sql = sql_columns(session, table)
+    filtered = any(e.op == "select_row" for e in state.chain)
     return chain_grammar(
         allowed,
         _skipped(state),
         table.columns,
         table.num_rows,
-        sql=sql_columns(session, table),
-        literals=question_literals(session.question),
+        sql=sql,
+        literals=_literals(session, table),
+        must="select_row" if not filtered and names_a_value(session, table) else None,
     )
 
 
@@ -273,7 +326,7 @@ def add_column_rows(session: Session, *, numbers: Sequence[int], named: bool) ->
 
 def condition(session: Session, *, table: Table) -> Grammar:
     """The large select-row reply, after ``f_select_row(where``: a condition, or ``*``."""
-    literals = question_literals(session.question)
+    literals = _literals(session, table)
     rules = condition_rules(sql_columns(session, table), root="cond", literals=literals)
     rules["root"] = seq(" ", alt(Ref("cond"), "*"), optional(")"), _END_LINE)
     return grammar(rules)
@@ -281,7 +334,7 @@ def condition(session: Session, *, table: Table) -> Grammar:
 
 def column_expression(session: Session, *, table: Table) -> Grammar:
     """The large add-column reply, after ``f_add_column(``: ``name = expression``."""
-    literals = question_literals(session.question)
+    literals = _literals(session, table)
     rules = expression_rules(sql_columns(session, table), root="sql-expression", literals=literals)
     rules["root"] = seq(_NAME, " = ", Ref("sql-expression"), optional(")"), _END_LINE)
     return grammar(rules)
@@ -334,12 +387,23 @@ def paper_verdict(session: Session, *, task: str) -> Grammar:
 
 
 def sql_columns(session: Session, table: Table) -> list[Column]:
-    """The table's columns for the SQL grammars: types, few-valued text's values, values shown.
+    """The table's columns for the SQL grammars: types, and the values each may compare with.
 
-    Computed in DuckDB (the large view's column profiles, reused; one group query per
-    text column with at most :data:`~tablereason.methods.constraints.sql.CLOSED_VALUES`
-    distinct values) and kept for the run, per table. The shown values are the profile's
-    smallest, largest and frequent values and the cells of the rows the view shows.
+    Computed in DuckDB (the large view's column profiles and question matches, reused;
+    one group query per text column with at most
+    :data:`~tablereason.methods.constraints.sql.CLOSED_VALUES` distinct values) and kept
+    for the run, per table. What each column compares with follows the question
+    (docs/chain_of_table.md, "Constrained decisions"):
+
+    - when the question names a value the table holds (:func:`names_a_value`), every
+      literal is one the question names: a text column compares only with the values
+      matched in it (the view's ``question matches``), numbers and dates only with the
+      question's (see :func:`large_literals` for the rest of this rule);
+    - else a few-valued text column compares with its values, a many-valued one with
+      none, and numbers and dates with the question's (if any) and the view's values of
+      the column (its smallest, largest and frequent values, the cells of the rows shown).
+
+    ``IS NULL`` is offered only on columns with empty cells.
     """
     memo = session.large.grammar_columns if session.large is not None else {}
     cached = memo.get(id(table))
@@ -348,21 +412,109 @@ def sql_columns(session: Session, table: Table) -> list[Column]:
     cache = session.large.profiles if session.large is not None else None
     summary = table_profile.profile(table, examples=3, cache=cache)
     cells = _shown_cells(session.shown_block(table), table.columns)
+    matched = _matches(session, table)
+    focused = names_a_value(session, table)
+    asked = focused or bool(large_literals(session.question).numbers)
     out = []
     for profile, shown_cells in zip(summary.columns, cells, strict=True):
         values: tuple[str, ...] = ()
         kind = grammar_type(profile.type)
-        if kind == "text" and profile.distinct <= CLOSED_VALUES:
-            counts, distinct, _ = table_profile.group_summary(
-                table, profile.name, limit=CLOSED_VALUES
-            )
-            if distinct <= CLOSED_VALUES:
-                values = tuple(v for v, _ in counts if v.strip())
         seen = [profile.low or "", profile.high or "", *(v for v, _ in profile.top), *shown_cells]
         shown_values = tuple(dict.fromkeys(v for v in seen if v.strip()))
-        out.append(Column(profile.name, kind, values, shown=shown_values))
+        if kind == "text":
+            shown_values = ()
+            if matched:
+                mine = [m for m in matched if m.column == profile.name]
+                values = tuple(dict.fromkeys(m.value for m in mine if m.whole))
+                shown_values = tuple(
+                    dict.fromkeys(s for m in mine if not m.whole for s in _spellings(m.value))
+                )
+            elif profile.distinct <= CLOSED_VALUES and not focused:
+                counts, distinct, _ = table_profile.group_summary(
+                    table, profile.name, limit=CLOSED_VALUES
+                )
+                if distinct <= CLOSED_VALUES:
+                    values = tuple(v for v, _ in counts if v.strip())
+        elif asked:
+            shown_values = ()
+        nullable = bool(profile.missing) or not profile.filled
+        out.append(Column(profile.name, kind, values, shown=shown_values, nullable=nullable))
     memo[id(table)] = (table, tuple(out))
     return out
+
+
+def large_literals(question: str, *, named: bool = False) -> Literals:
+    """The question's numbers and dates for the large-table grammars, without its words.
+
+    A text column compares with the values matched in it (:func:`sql_columns`), not
+    with any word of the question. With ``named`` (the question names a value the table
+    holds) every literal must be one the question names (``Literals.only_named``): date
+    parts compare only with the question's numbers, day and month names only with those
+    it says, no column with another, and ``<>``, ``NOT`` and ``NOT LIKE`` only when the
+    question holds a negation.
+
+    Example:
+        >>> lits = large_literals("how many orders in 2019 came from the islands region?")
+        >>> lits.words, lits.numbers
+        ((), ('2019',))
+    """
+    return dataclasses.replace(question_literals(question), words=(), only_named=named)
+
+
+def names_a_value(session: Session, table: Table) -> bool:
+    """Whether the question names a value the table holds, so its chain needs a select_row.
+
+    A value of a text column (the view's ``question matches``), or a number of the
+    question in a number or date column's range (:func:`numbers_in_range`).
+    """
+    if _matches(session, table):
+        return True
+    cache = session.large.profiles if session.large is not None else None
+    summary = table_profile.profile(table, examples=3, cache=cache)
+    return numbers_in_range(large_literals(session.question).numbers, summary)
+
+
+def numbers_in_range(numbers: Sequence[str], summary: table_profile.TableProfile) -> bool:
+    """Whether a number lies within a number column's range or is a year of a date column's.
+
+    Example:
+        >>> from tablereason.table import Table
+        >>> t = Table.from_records(["units", "day"], [["3", "2019-05-01"], ["45", "2021-01-02"]])
+        >>> summary = table_profile.profile(t)
+        >>> numbers_in_range(["40"], summary), numbers_in_range(["2020"], summary)
+        (True, True)
+        >>> numbers_in_range(["2030"], summary), numbers_in_range([], summary)
+        (False, False)
+    """
+    wanted = [float(n) for n in numbers]
+    for profile in summary.columns if wanted else ():
+        kind = grammar_type(profile.type)
+        low, high = sql_number(profile.low or ""), sql_number(profile.high or "")
+        if kind == "number" and low is not None and high is not None:
+            if any(float(low) <= n <= float(high) for n in wanted):
+                return True
+        elif kind in ("date", "timestamp") and profile.low and profile.high:
+            years = {float(y) for y in years_of([profile.low, profile.high])}
+            if years & set(wanted):
+                return True
+    return False
+
+
+def _literals(session: Session, table: Table) -> Literals:
+    """The large-table literals of the session's question over ``table``."""
+    return large_literals(session.question, named=names_a_value(session, table))
+
+
+def _matches(session: Session, table: Table) -> tuple[Match, ...]:
+    """The view's question matches of ``table`` (none outside the large-table mode)."""
+    if session.large is None:
+        return ()
+    return session.large.matched(table, session.question, budget=session.settings.view_rows)
+
+
+def _spellings(term: str) -> list[str]:
+    """A question's term as text cells may spell it."""
+    return list(dict.fromkeys([term, term.lower(), term.capitalize(), term.title()]))
 
 
 def _shown_cells(view: str, columns: Sequence[str]) -> list[list[str]]:

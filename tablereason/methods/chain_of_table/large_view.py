@@ -3,7 +3,9 @@
 :func:`view_text` writes the row count, the header, one line per column
 (:func:`column_line`), close spellings of question words, the first rows and the rows
 that mention the question (:func:`question_terms`), then the next rows up to the
-budget; :func:`group_block` is the group table with the number of groups;
+budget; :func:`question_matches` finds the values of text columns the question names
+(shown as ``question matches`` lines, and read by the SQL grammars);
+:func:`group_block` is the group table with the number of groups;
 :class:`LargeView` keeps one run's views and column profiles, so a table that did not
 change is summarised once. The numbers come from
 :mod:`tablereason.operations.table_profile`, which runs in DuckDB; only the lines
@@ -20,8 +22,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tablereason.methods.chain_of_table import views
+from tablereason.methods.constraints.sql_literals import STOPWORDS as UNNAMING
 from tablereason.operations import table_profile
-from tablereason.operations.cell_retrieval import retrieve
+from tablereason.operations.cell_retrieval import Retrieval, retrieve
+from tablereason.operations.row_expressions import quoted
 
 if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table.value import Table
@@ -40,6 +44,11 @@ VIEW_COLUMNS = 40
 """Most columns a view describes and shows; a wider table names the rest on one line."""
 HIDDEN_CHARS = 400
 """The line naming the columns not shown is cut to this many characters."""
+CLOSED_VALUES = 50
+"""A text column with at most this many distinct values is matched value by value (the
+SQL grammars compare such a column only with its values, the same bound)."""
+MATCHED_ROWS = 8
+"""Rows of a many-valued column read to tell a whole-cell match from a part of a cell."""
 
 _WORD = re.compile(r"[0-9a-z][0-9a-z'.-]*[0-9a-z]|[0-9a-z]", re.I)
 
@@ -55,6 +64,117 @@ def question_terms(question: str) -> list[str]:
     kept = [w for w in words if w not in views.STOPWORDS]
     pairs = [f"{a} {b}" for a, b in itertools.pairwise(kept)]
     return list(dict.fromkeys(kept + pairs))
+
+
+@dataclass(frozen=True)
+class Match:
+    """A value of a text column that the question names.
+
+    Attributes:
+        column: The column's name.
+        value: The value as the column spells it (``whole``), or the question's term
+            that some of its cells contain.
+        rows: Rows holding it, or ``None`` when not counted.
+        whole: Whether whole cells equal ``value`` (else cells contain it).
+    """
+
+    column: str
+    value: str
+    rows: int | None = None
+    whole: bool = True
+
+    def line(self) -> str:
+        """The view's line for the match.
+
+        Example:
+            >>> Match("status", "returned", 12).line()
+            "question matches : status = 'returned' (12 rows)"
+            >>> print(Match("Name", "municipal", 3, whole=False).line())
+            question matches : contains(lower("Name"), 'municipal') (3 rows)
+        """
+        value = "'" + views.cell(self.value).replace("'", "''") + "'"
+        name = quoted(self.column)
+        test = f"{name} = {value}" if self.whole else f"contains(lower({name}), {value})"
+        count = "" if self.rows is None else f" ({self.rows} rows)"
+        return f"question matches : {test}{count}"
+
+
+def question_matches(
+    table: Table,
+    question: str,
+    summary: table_profile.TableProfile,
+    found: Retrieval | None = None,
+) -> tuple[Match, ...]:
+    """The values of the table's text columns that the question names, found in DuckDB.
+
+    A column with at most :data:`CLOSED_VALUES` distinct values matches its values
+    equal (ignoring case) to a question term (:func:`question_terms`) or spelled like
+    one (the retrieval's close matches). A column with more values matches the terms
+    its cells hold: a whole cell equal to the term (among the first
+    :data:`MATCHED_ROWS` rows found) gives the cell's spelling, else the term as a part
+    of cells (:func:`_cell_matches`). Only terms that some row holds are searched column
+    by column; words that name no value (``lowest``, ``total``, ``most``: the SQL
+    literals' stop words) are never matched, not even by spelling (``lowest`` is
+    spelled like ``west``).
+
+    Args:
+        table: The table.
+        question: The question or statement.
+        summary: The table's profile (its column types and distinct counts).
+        found: The retrieval of the question's terms over ``table``, when made already.
+
+    Example:
+        >>> from tablereason.table import Table
+        >>> t = Table.from_records(["id", "status"], [["A1", "shipped"], ["A2", "returned"]])
+        >>> summary = table_profile.profile(t)
+        >>> [m.line() for m in question_matches(t, "how many were returned?", summary)]
+        ["question matches : status = 'returned' (1 rows)"]
+    """
+    terms = question_terms(question)
+    if not terms or not table.num_rows:
+        return ()
+    if found is None:
+        found = retrieve(table, terms, limit=1, spell=_spellable, summary=summary)
+    naming = {t for t in terms if not set(t.split()) <= UNNAMING}
+    present = [t for t, n in found.matches.items() if n and t in naming]
+    close = {(column, value): n for term, column, value, n in found.close if term in naming}
+    out: list[Match] = []
+    for column in summary.columns:
+        if column.type != "text" or not column.filled:
+            continue
+        mine = [Match(column.name, v, n) for (c, v), n in close.items() if c == column.name]
+        if column.distinct <= CLOSED_VALUES and present:
+            counts, distinct, _ = table_profile.group_summary(
+                table, column.name, limit=CLOSED_VALUES
+            )
+            if distinct <= CLOSED_VALUES:
+                named = set(present)
+                mine += [Match(column.name, v, n) for v, n in counts if v.casefold() in named]
+        elif present:
+            mine += _cell_matches(table, column.name, present)
+        out += [m for m in mine if m.value.strip()]
+    return tuple(dict.fromkeys(out))
+
+
+def _cell_matches(table: Table, column: str, terms: Sequence[str]) -> list[Match]:
+    """Terms found in a many-valued column: as whole cells, or as parts of cells.
+
+    A part of a cell counts only for terms of at least three characters with a letter
+    (a number inside codes such as ``A0002019`` is no value the question names).
+    """
+    inner = retrieve(table, terms, limit=MATCHED_ROWS, columns=[column])
+    held = [t for t in terms if inner.matches.get(t)]
+    if not held:
+        return []
+    cells = table.select_rows(inner.positions).select_columns([column]).rows()
+    spelled = {c[0].casefold(): c[0] for c in cells}
+    out = []
+    for term in held:
+        if term in spelled:
+            out.append(Match(column, spelled[term], None))
+        elif len(term) >= 3 and any(ch.isalpha() for ch in term):
+            out.append(Match(column, term, inner.matches[term], whole=False))
+    return out
 
 
 def _spellable(term: str) -> bool:
@@ -129,6 +249,7 @@ def view_text(
     head: int = HEAD_ROWS,
     cache: table_profile.ProfileCache | None = None,
     columns: int = VIEW_COLUMNS,
+    matches: list[Match] | None = None,
 ) -> str:
     """The bounded view of a large table (without the ``/*`` ``*/`` wrapper).
 
@@ -147,6 +268,9 @@ def view_text(
         head: First rows always shown.
         cache: Column profiles of earlier views of the same run.
         columns: Most columns described and shown.
+        matches: When given a list, the values the question names
+            (:func:`question_matches`) are appended to it and shown, one
+            ``question matches`` line each, after the column lines.
 
     Example:
         >>> from tablereason.table import Table
@@ -169,11 +293,16 @@ def view_text(
         lines.append(f"more columns : {len(hidden)} not shown : {rest}")
     lines += [column_line(c) for c in summary.columns]
     room = max(budget - len(summary.columns), head)
-    if table.num_rows <= room:
-        positions = list(range(table.num_rows))
-    else:
+    found: Retrieval | None = None
+    if table.num_rows > room:
         terms = question_terms(question)
         found = retrieve(table, terms, limit=room - head, spell=_spellable, summary=summary)
+    if matches is not None:
+        matches += question_matches(table, question, summary, found)
+        lines += [m.line() for m in matches]
+    if found is None:
+        positions = list(range(table.num_rows))
+    else:
         for term, column, value, count in found.close:
             lines.append(
                 f"close match : {term} ~ {views.cell(column)} = {views.cell(value)} ({count} rows)"
@@ -243,9 +372,11 @@ class LargeView:
         profiles: Column profiles of earlier views, reused for columns that did not change.
         grammar_columns: The columns the SQL grammars of each table use (keyed and
             checked as ``views``).
+        matches: The values the question names, per table viewed (keyed as ``views``).
     """
 
     views: dict[int, tuple[Table, str]] = field(default_factory=dict)
+    matches: dict[int, tuple[Match, ...]] = field(default_factory=dict)
     profiles: table_profile.ProfileCache = field(default_factory=table_profile.ProfileCache)
     grammar_columns: dict[int, tuple[Table, tuple[Any, ...]]] = field(default_factory=dict)
 
@@ -261,9 +392,18 @@ class LargeView:
         key = id(table)
         cached = self.views.get(key)
         if cached is None or cached[0] is not table:
-            text = view_text(table, question, caption=None, budget=budget, cache=self.profiles)
+            found: list[Match] = []
+            text = view_text(
+                table, question, caption=None, budget=budget, cache=self.profiles, matches=found
+            )
             cached = self.views[key] = (table, text)
+            self.matches[key] = tuple(found)
         text = cached[1]
         if caption is not None:
             text = f"table caption : {views.cell(caption)}\n{text}"
         return "/*\n" + text + "\n*/\n"
+
+    def matched(self, table: Table, question: str, *, budget: int) -> tuple[Match, ...]:
+        """The values the question names in ``table`` (found with its view)."""
+        self.block(table, question, budget=budget)
+        return self.matches[id(table)]

@@ -122,6 +122,8 @@ class Column:
             :class:`Literals` compare a many-valued column with these and the question's).
         spelling: How SQL writes it (default: as a row expression reads it,
             :func:`~tablereason.operations.row_expressions.quoted`).
+        nullable: Whether it may hold empty cells (conditions given :class:`Literals`
+            test ``IS NULL`` only on such columns: on others it keeps no row or all).
     """
 
     name: str
@@ -129,6 +131,7 @@ class Column:
     values: tuple[str, ...] = ()
     spelling: str = ""
     shown: tuple[str, ...] = ()
+    nullable: bool = True
 
     @property
     def sql(self) -> str:
@@ -290,7 +293,11 @@ def _bound_predicates(columns: Sequence[Column], literals: Literals) -> list[Exp
     with what they can be (a year between the earliest and latest shown, months 1 to 12,
     day and month names). Each predicate names a column.
     """
-    cmp, eq = alt(*_CMP), alt(" = ", " <> ")
+    named = literals.only_named
+    negating = not named or literals.negated
+    cmp = alt(*(c for c in _CMP if negating or c != " <> "))
+    eq = alt(" = ", " <> ") if negating else alt(" = ")
+    likes = _LIKE if negating else tuple(o for o in _LIKE if "NOT" not in o)
     preds: list[Expr] = []
     names = {spelling for cls, spelling, _, _ in _FUNCTIONS if _allowed(cls)}
 
@@ -311,7 +318,7 @@ def _bound_predicates(columns: Sequence[Column], literals: Literals) -> list[Exp
             preds.append(seq(name, " IN (", listed(exact, ", ", most=6), ")"))
             like = patterns(values)
             if like is not None:
-                preds.append(seq(name, alt(*_LIKE), like))
+                preds.append(seq(name, alt(*likes), like))
             for cls, spelling in _TESTS:
                 if _allowed(cls):
                     preds.append(seq(f"{spelling}(", name, ", ", exact, ")"))
@@ -333,12 +340,18 @@ def _bound_predicates(columns: Sequence[Column], literals: Literals) -> list[Exp
                 compare(seq(f"year({name})"), numbers_of(y for y in years if len(y) == 4))
             for part, (low_n, high_n) in _RANGES.items():
                 if part in names and (part != "hour" or column.type == "timestamp"):
-                    compare(seq(f"{part}({name})"), numbers(low_n, high_n))
+                    if named:  # only the question's numbers that the part can be
+                        asked = [n for n in literals.numbers if n.isdigit()]
+                        part_numbers = numbers_of(n for n in asked if low_n <= int(n) <= high_n)
+                    else:
+                        part_numbers = numbers(low_n, high_n)
+                    compare(seq(f"{part}({name})"), part_numbers)
             for part, spelled in (("dayname", _DAYNAMES), ("monthname", _MONTHNAMES)):
                 if part in names:
-                    compare(seq(f"{part}({name})"), texts(spelled), ordered=False)
+                    said = [n for n in spelled if not named or n.lower() in literals.said]
+                    compare(seq(f"{part}({name})"), texts(said), ordered=False)
     number_names = [c.sql for c in columns if c.type == "number"]
-    if len(number_names) > 1:  # one number column against another
+    if len(number_names) > 1 and not named:  # one number column against another
         preds.append(seq(one_of(number_names), cmp, one_of(number_names)))
     return preds
 
@@ -369,14 +382,18 @@ def condition_rules(
     preds = (
         _predicates(columns, rules) if literals is None else _bound_predicates(columns, literals)
     )
-    if columns:
-        preds.append(seq(one_of([c.sql for c in columns]), alt(" IS NULL", " IS NOT NULL")))
+    nullable = [c.sql for c in columns if c.nullable or literals is None]
+    if not preds and not nullable:  # nothing else to compare: a grammar needs a predicate
+        nullable = [c.sql for c in columns]
+    if nullable:
+        preds.append(seq(one_of(nullable), alt(" IS NULL", " IS NOT NULL")))
     flat = f"{root}-flat"
     rules["pred-flat"] = alt(*preds)
     rules["conj-flat"] = listed(Ref("pred-flat"), " AND ", most=conjuncts)
     rules[flat] = listed(Ref("conj-flat"), " OR ", most=3)
     group = seq("(", Ref(flat), ")")
-    rules["pred"] = alt(Ref("pred-flat"), seq("NOT ", group), group)
+    negating = literals is None or not literals.only_named or literals.negated
+    rules["pred"] = alt(Ref("pred-flat"), *([seq("NOT ", group)] if negating else []), group)
     rules["conj"] = listed(Ref("pred"), " AND ", most=conjuncts)
     rules[root] = listed(Ref("conj"), " OR ", most=3)
     return rules

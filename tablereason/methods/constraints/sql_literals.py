@@ -47,6 +47,11 @@ STOPWORDS = frozenset(
 )
 """Question words that name no value."""
 
+NEGATIONS = frozenset(
+    ("not", "no", "never", "except", "excluding", "without", "other", "outside", "besides")
+)
+"""Words that make a question ask for rows a value does not hold."""
+
 _DIGIT = Chars(((48, 57),))
 _NUMBER = re.compile(r"(?<![\w.-])-?\d+(?:\.\d+)?(?!\w|[.-]\d)")
 _DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
@@ -64,11 +69,22 @@ class Literals:
         numbers: The question's numbers, as SQL writes them.
         dates: The question's dates (``YYYY-MM-DD``), and the first and last day of each
             year it names.
+        said: Every word of the question, lower-case (day and month names are offered
+            from these when ``only_named``).
+        negated: Whether the question holds a negation (``not``, ``except``, ...).
+        only_named: Every literal must be one the question names: the columns' own
+            values (the caller gives only those the question names), the question's
+            numbers and dates, date parts equal to its numbers, day and month names it
+            says; and no ``<>``, ``NOT`` or ``NOT LIKE`` unless ``negated``, no column
+            compared with another.
     """
 
     words: tuple[str, ...] = ()
     numbers: tuple[str, ...] = ()
     dates: tuple[str, ...] = ()
+    said: frozenset[str] = frozenset()
+    negated: bool = False
+    only_named: bool = False
 
 
 def _unique(items: Iterable[str]) -> tuple[str, ...]:
@@ -95,10 +111,13 @@ def question_literals(question: str) -> Literals:
     for year in _YEAR.findall(text):
         dates += [f"{year}-01-01", f"{year}-12-31"]
     numbers = [sql_number(n) for n in _NUMBER.findall(text)]
+    said = frozenset(w.lower() for w in words)
     return Literals(
         words=_unique(s for w in kept + pairs for s in _spellings(w)),
         numbers=_unique(n for n in numbers if n is not None),
         dates=_unique(dates),
+        said=said,
+        negated=bool(said & NEGATIONS) or "n't" in question.lower(),
     )
 
 
