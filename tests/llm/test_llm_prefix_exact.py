@@ -135,7 +135,10 @@ def test_on_the_real_model_a_state_from_disk_answers_as_a_fresh_evaluation(
     pytest.importorskip(
         "llama_cpp", reason="needs the local extra: pip install 'tablereason[local]'"
     )
-    prompts = [p for _, p in asked([TESTS / REAL_KINDS[0]])]  # one beginning, three questions
+    # the TabFact planner's beginning with three questions (its own and two other kinds')
+    kinds = [TESTS / k for k in REAL_KINDS]
+    prompts = [p for stem, p in asked(kinds) if stem == kinds[0].stem]
+    assert len(prompts) == 3 and len(set(prompts)) == 3
     first = LocalLlama(n_ctx=8192, n_threads=1, state_dir=tmp_path)
     for prompt in prompts[:2]:  # the second saves the shared beginning
         first.complete(Request(prompt=prompt, call_site="plan", max_tokens=16, stop=("\n\n",)))
