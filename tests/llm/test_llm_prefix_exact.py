@@ -137,11 +137,15 @@ def test_on_the_real_model_a_state_from_disk_answers_as_a_fresh_evaluation(
     )
     # the TabFact planner's beginning with three questions (its own and two other kinds')
     kinds = [TESTS / k for k in REAL_KINDS]
-    prompts = [p for stem, p in asked(kinds) if stem == kinds[0].stem]
+    asked_all = asked(kinds)
+    prompts = [p for stem, p in asked_all if stem == kinds[0].stem]
     assert len(prompts) == 3 and len(set(prompts)) == 3
+    other = next(p for stem, p in asked_all if stem == kinds[2].stem)  # a final query
     first = LocalLlama(n_ctx=8192, n_threads=1, state_dir=tmp_path)
-    for prompt in prompts[:2]:  # the second saves the shared beginning
-        first.complete(Request(prompt=prompt, call_site="plan", max_tokens=16, stop=("\n\n",)))
+    # a prompt of another call site between the two planner prompts takes the context, so
+    # the second planner prompt finds its beginning only in the store and saves it there
+    for site, prompt in (("plan", prompts[0]), (kinds[2].stem, other), ("plan", prompts[1])):
+        first.complete(Request(prompt=prompt, call_site=site, max_tokens=16, stop=("\n\n",)))
     assert first.prefixes is not None and first.prefixes.stats().written == 1
     del first
     request = Request(prompt=prompts[2], call_site="plan", max_tokens=16, stop=("\n\n",))
