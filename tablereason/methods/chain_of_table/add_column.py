@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from tablereason.calls import ReplySpec
-from tablereason.errors import ParseError, SQLError, TableError
+from tablereason.errors import ParseError, TableError
 from tablereason.methods.chain_of_table.chain_arguments import ChainArgument
-from tablereason.methods.chain_of_table.large import column_expression, computed_column_rejection
+from tablereason.methods.chain_of_table.large import computed_column, computed_column_rejection
 from tablereason.methods.chain_of_table.parse import AddColumnReply, parse_add_column_rows
 from tablereason.methods.chain_of_table.reference_parse import (
     parse_add_column_paper,
@@ -113,16 +113,10 @@ def _computed(session: Session, table: Table, given: ChainArgument) -> StepResul
     step.arguments.update(plan_arguments=given.text, from_chain=True)
     step.note = f"arguments from the generated chain ({given.text}); no model call"
     try:
-        column, expression = column_expression(given.text)
+        column, expression, added = computed_column(table, given.text)
     except ParseError as err:
         return skip(step, "add_column", str(err), table)
-    if column.casefold() in {h.casefold() for h in table.columns}:
-        return skip(step, "add_column", f"a column named {column!r} already exists", table)
     step.arguments.update(name=column, expression=expression)
-    try:
-        added = table.apply("add_column", name=column, expression=expression)
-    except (SQLError, TableError) as err:
-        return skip(step, "add_column", f"the expression does not run: {err}", table)
     reason = computed_column_rejection(added, column)
     if reason is not None:
         return skip(step, "add_column", reason, table)

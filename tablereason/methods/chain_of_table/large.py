@@ -187,21 +187,9 @@ def add_column(session: Session, table: Table, given: ChainArgument | None) -> S
     """Add a column computed by the model's expression, when the acceptance rules pass."""
     name = session.step_prompt("add_column")
     step = timed_step(session.trace, "operation", "add_column", name)
-    expected = "<name> = <SQL expression over the columns>)"
 
     def apply(text: str) -> tuple[str, str, Table]:
-        column, expression = column_expression(text)
-        if column.casefold() in {h.casefold() for h in table.columns}:
-            raise ParseError(
-                f"a column named {column!r} already exists; choose a new name",
-                raw=text,
-                expected=expected,
-            )
-        try:
-            added = table.apply("add_column", name=column, expression=expression)
-        except (SQLError, TableError) as err:
-            raise _refused(err, text, expected) from None
-        return column, expression, added
+        return computed_column(table, text)
 
     result = _argument(session, step, "add_column", table, given, apply)
     if result is None:
@@ -212,6 +200,28 @@ def add_column(session: Session, table: Table, given: ChainArgument | None) -> S
     if reason is not None:
         return skip(step, "add_column", reason, table)
     return keep(step, "add_column", f"f_add_column({column} = {expression})", table, after=added)
+
+
+def computed_column(table: Table, text: str) -> tuple[str, str, Table]:
+    """The name, expression and new table of a ``name = expression`` reply over ``table``.
+
+    Raises:
+        ParseError: When there is no ``name = expression``, the name is taken, or the
+            expression does not run over the table (the guard's or DuckDB's reason).
+    """
+    expected = "<name> = <SQL expression over the columns>)"
+    column, expression = column_expression(text)
+    if column.casefold() in {h.casefold() for h in table.columns}:
+        raise ParseError(
+            f"a column named {column!r} already exists; choose a new name",
+            raw=text,
+            expected=expected,
+        )
+    try:
+        added = table.apply("add_column", name=column, expression=expression)
+    except (SQLError, TableError) as err:
+        raise _refused(err, text, expected) from None
+    return column, expression, added
 
 
 def _argument(
