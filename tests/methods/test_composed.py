@@ -271,3 +271,21 @@ def test_eval_carries_examples_over_several_live_tables(tmp_path: Path) -> None:
 
     _, records, _ = read_results(tmp_path / "r.jsonl")
     assert records[0]["answer"] == ["Roma Air"]
+
+
+@pytest.mark.parametrize(
+    ("method", "options"),
+    [("self_consistency", {"k": 2}), ("table_critic", {}),
+     ("mix_sc", {"k": 1, "symbolic": "text_to_sql"})],
+)  # fmt: skip
+def test_a_run_identity_holds_the_inner_methods_prompts(
+    method: str, options: dict[str, Any]
+) -> None:
+    """A composed run's identity names its inner prompts, so resuming after they change fails."""
+    from tablereason.evaluate.benchmark import prompt_hashes
+
+    built = build_method(method, ScriptedLLM(fn=lambda request: ""), task="wikitq", **options)
+    hashes = prompt_hashes(built.config())
+    inner = build_method("chain_of_table", ScriptedLLM(fn=lambda request: ""), task="wikitq")
+    assert inner.config()["prompts"].items() <= hashes.items()
+    assert built.config().get("prompts", {}).items() <= hashes.items()
