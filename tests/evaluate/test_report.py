@@ -191,3 +191,22 @@ def test_summary_of_a_run_without_traces_has_no_pages(spec: BenchmarkSpec) -> No
     # without traces the record's own fields still give chain length and table size
     assert sum(b.n for b in report.by_chain_length) == 3
     assert sum(b.n for b in report.by_table_size) == 3
+
+
+def test_a_composed_run_refuses_to_resume_after_an_inner_prompt_changed(
+    spec: BenchmarkSpec,
+) -> None:
+    """The run identity holds self-consistency's inner chain prompts, not only its own."""
+    import json
+
+    from tablereason.errors import ConfigurationError
+
+    composed = spec.model_copy(update={"method": "self_consistency", "options": {"k": 1}})
+    first = run_benchmark(composed, llm=scripted(), progress=False)
+    lines = Path(first.path).read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    assert "chain_of_table/efficient/plan" in header["prompt_hashes"]
+    header["prompt_hashes"]["chain_of_table/efficient/plan"] = "0" * 12
+    Path(first.path).write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n", "utf-8")
+    with pytest.raises(ConfigurationError, match="chain_of_table/efficient/plan"):
+        run_benchmark(composed, llm=never(), progress=False)
