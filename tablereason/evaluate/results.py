@@ -69,6 +69,32 @@ class RunConfig(BaseModel):
         return {k: data[k] for k in IDENTITY_KEYS}
 
 
+def prompt_hashes(described: dict[str, Any]) -> dict[str, str]:
+    """Every prompt hash in a method's ``config()``, its inner methods' included.
+
+    A composed method (self-consistency, Mix-SC, the critic) lists its own prompts at the
+    top and each inner method's under ``inner``; a run's identity holds them all, so a
+    resumed run refuses a results file written with other prompts at any depth.
+
+    Examples:
+        >>> prompt_hashes({"prompts": {"critic/judge": "a1"},
+        ...                "inner": {"prompts": {"chain_of_table/efficient/plan": "b2"}}})
+        {'critic/judge': 'a1', 'chain_of_table/efficient/plan': 'b2'}
+    """
+    found: dict[str, str] = {}
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "prompts" and isinstance(value, dict):
+                    found.update({str(k): str(v) for k, v in value.items()})
+                else:
+                    walk(value)
+
+    walk(described)
+    return found
+
+
 def shard_file_name(index: int, count: int) -> str:
     """The file name of shard ``index`` of ``count`` in a run's :data:`SHARDS_DIR` folder.
 

@@ -34,6 +34,7 @@ from tablereason.evaluate.replay_clock import timing
 from tablereason.evaluate.results import (
     RunConfig,
     open_results,
+    prompt_hashes,
     read_results,
 )
 from tablereason.evaluate.run_loop import Collector, collect
@@ -257,7 +258,8 @@ def run_evaluation(
         examples: The examples asked for (the metric's denominator).
         out: Result file (JSON lines). An existing file of the same run is continued.
         config: Run configuration for the file's first line; built from the arguments
-            when ``None``.
+            when ``None`` (with a Method, its config and every prompt hash in it, so a
+            rerun after a prompt changed refuses the file).
         metric: Metric name for live accuracy and the final result; the configuration's
             metric when ``None``.
         concurrency: Worker threads.
@@ -299,13 +301,15 @@ def run_evaluation(
     if config is None:
         from tablereason import __version__
 
+        described = method.config() if isinstance(method, Method) else {}
         config = RunConfig(
             dataset=examples[0].dataset if examples else "",
             method=getattr(method, "__name__", type(method).__name__),
+            prompt_hashes=prompt_hashes(described),
             metric=metric,
             concurrency=concurrency,
             library_version=__version__,
-            extra={"total": len(examples)},
+            extra={"total": len(examples), **({"method_config": described} if described else {})},
         )
     config = config.model_copy(
         update={"shard": shard, "concurrency": concurrency, "metric": metric or config.metric}

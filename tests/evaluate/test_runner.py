@@ -127,6 +127,40 @@ def test_damaged_file_and_other_runs_are_refused(tmp_path: Path) -> None:
         read_results(tmp_path / "x.jsonl")
 
 
+class _Prompted:
+    """A method whose prompt hashes (at the top and of an inner method) a test can change."""
+
+    name = "prompted"
+
+    def __init__(self, top: str, inner: str) -> None:
+        self.hashes = (top, inner)
+
+    def run(self, example: Example) -> Prediction:
+        return Prediction(answer=example.answer)
+
+    def config(self) -> dict:
+        top, inner = self.hashes
+        return {"method": self.name, "prompts": {"judge": top},
+                "inner": {"chain": {"prompts": {"plan": inner}}}}  # fmt: skip
+
+
+def test_a_method_run_without_a_config_refuses_to_resume_after_a_prompt_changed(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "r.jsonl"
+    run_evaluation(_Prompted("a", "b"), _examples(2), out, metric="tabfact_accuracy",
+                   progress=False)  # fmt: skip
+    assert _lines(out)[0]["prompt_hashes"] == {"judge": "a", "plan": "b"}
+    assert _lines(out)[0]["extra"]["method_config"]["inner"]["chain"]["prompts"] == {"plan": "b"}
+    summary = run_evaluation(_Prompted("a", "b"), _examples(3), out, metric="tabfact_accuracy",
+                             progress=False)  # fmt: skip
+    assert (summary.resumed, summary.ran) == (2, 1)
+    for changed in (_Prompted("x", "b"), _Prompted("a", "x")):
+        with pytest.raises(ConfigurationError, match="different run"):
+            run_evaluation(changed, _examples(3), out, metric="tabfact_accuracy", progress=False)
+    assert len(_lines(out)) == 4
+
+
 def test_shards_merge_to_the_unsharded_result(tmp_path: Path) -> None:
     examples = _examples(11)
     paths = []

@@ -282,7 +282,7 @@ def test_a_run_identity_holds_the_inner_methods_prompts(
     method: str, options: dict[str, Any]
 ) -> None:
     """A composed run's identity names its inner prompts, so resuming after they change fails."""
-    from tablereason.evaluate.benchmark import prompt_hashes
+    from tablereason.evaluate.results import prompt_hashes
 
     built = build_method(method, ScriptedLLM(fn=lambda request: ""), task="wikitq", **options)
     hashes = prompt_hashes(built.config())
