@@ -173,6 +173,20 @@ class Door:
             return None
         return constraint if enforced(self.llm, constraint, chat=self.system is not None) else None
 
+    def sent_temperature(self, temperature: float) -> float:
+        """The temperature a call that asks for ``temperature`` is sent with.
+
+        The run's :class:`Sampling` decides: a set temperature replaces each call's own.
+        Methods record this one, not the one they asked for, so a trace shows what was sent.
+
+        Example:
+            >>> from tablereason.llm import ScriptedLLM
+            >>> Door(ScriptedLLM(replies=[]), site="x",
+            ...      sampling=Sampling(temperature=0.7)).sent_temperature(0.0)
+            0.7
+        """
+        return self.sampling.apply(temperature=temperature, seed=None)[0]
+
     def request(
         self, prompt: str, spec: ReplySpec[Any], *, site: str, constraint: Constraint | None
     ) -> Request:

@@ -46,6 +46,23 @@ def test_tabmwp_planned_run(tabmwp_examples: dict[str, Example], box: PythonSand
     assert score("tabmwp", {"16": prediction}, [tabmwp_examples["16"]])["paper"].score == 1.0
 
 
+@pytest.mark.parametrize("temperature", [None, 0.7])
+def test_program_steps_record_the_temperature_they_were_sent_with(
+    tabmwp_examples: dict[str, Example], box: PythonSandbox, temperature: float | None
+) -> None:
+    llm = routed(
+        planner=['["Program_Generator", "Program_Verifier", "Program_Executor", '
+                 '"Answer_Generator"]'],
+        program_generator_and_verifier=["ans = ", COINS_PROGRAM],
+    )  # fmt: skip
+    options = {} if temperature is None else {"temperature": temperature, "seed": 2}
+    prediction = Chameleon(llm, "tabmwp", sandbox=box, **options).run(tabmwp_examples["16"])
+    programs = [s for s in prediction.trace.steps if s.name == "program_generator_and_verifier"]
+    sent = [r.temperature for r in llm.requests if "program" in str(r.call_site)]
+    assert len(programs) == 2 and [s.arguments["temperature"] for s in programs] == sent
+    assert sent == ([0.0, 0.3] if temperature is None else [0.7, 0.7])
+
+
 @pytest.mark.parametrize("reply", [
     "[program_executor, program_generator, answer_generator]",  # reordered
     "[calculator, answer_generator]",  # unknown

@@ -51,6 +51,19 @@ def test_program_of_thought_paper_settings(box: PythonSandbox, table: Table) -> 
     assert "The last code did not work" not in str(llm.requests[1].prompt)
 
 
+@pytest.mark.parametrize("temperature", [None, 0.7])
+def test_program_of_thought_records_the_temperature_each_program_was_sent_with(
+    box: PythonSandbox, table: Table, temperature: float | None
+) -> None:
+    llm = ScriptedLLM(replies=["ans = []", "ans = undefined", "ans = 'Friday'"])
+    method = ProgramOfThought(llm, sandbox=box, temperature=temperature, seed=1)
+    prediction = method.run(table, "Which day had the most cars?")
+    sent = [r.temperature for r in llm.requests]
+    assert sent == ([0.0, 0.3, 0.6] if temperature is None else [0.7] * 3)
+    programs = [s for s in prediction.trace.steps if s.kind == "program"]
+    assert [s.arguments["temperature"] for s in programs] == sent
+
+
 def test_program_of_thought_never_raises_on_bad_programs(box: PythonSandbox, table: Table) -> None:
     llm = ScriptedLLM(replies=["import os\nans = os.getcwd()"] * 3)
     prediction = ProgramOfThought(llm, sandbox=box).run(table, "Where am I?")

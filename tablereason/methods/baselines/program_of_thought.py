@@ -180,7 +180,7 @@ class ProgramOfThought(TableMethod):
             )
             step = trace.add(TraceStep(
                 kind="program", name="program_generator", prompt_name="program_of_thought",
-                arguments={"temperature": temperature},
+                arguments={"temperature": self.door.sent_temperature(temperature)},
             ))  # fmt: skip
             spec: ReplySpec[str] = ReplySpec(
                 constraint=constraint,

@@ -99,7 +99,7 @@ def program_solution(run: ChainRun) -> None:
         reply = run.ask(step, text, prompt_name="scienceqa_program", temperature=temperature,
                         max_tokens=run.settings.program_max_tokens,
                         stop=("\n\nQuestion:",))  # fmt: skip
-        step.arguments = {"temperature": temperature, "program": reply}
+        step.arguments = {"temperature": run.door.sent_temperature(temperature), "program": reply}
         run.finish(step)
         return reply
 

@@ -249,7 +249,7 @@ def program_generator_and_verifier(run: ChainRun) -> None:
         reply = run.ask(step, text, prompt_name="tabmwp_program", temperature=temperature,
                         max_tokens=run.settings.program_max_tokens,
                         stop=("\n\nRead the following table",))  # fmt: skip
-        step.arguments = {"temperature": temperature, "program": reply}
+        step.arguments = {"temperature": run.door.sent_temperature(temperature), "program": reply}
         run.finish(step)
         return reply
 
