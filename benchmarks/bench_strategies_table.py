@@ -8,6 +8,9 @@ and prints, per dataset and method, over the questions that method answered: the
 accuracy with its 95% interval (Wilson's), requests, tokens and seconds per question,
 and their ratios to the single chain's on the same questions; it checks that each
 record's requests and tokens are the exact sums of its steps' and sub-runs'.
+``--paths``: per path kind of the voting runs (Mix-SC's textual and symbolic paths,
+self-consistency's samples): how many answered, requests, completion tokens per request
+and seconds per path, which shows where a composed run's time goes.
 ``--replay NAME``: copies that run's response cache into a new folder and runs the same
 eval offline (the model is never called): every answer, sub-run answer and usage must
 be the recorded one.
@@ -116,6 +119,48 @@ def table(root: Path) -> str:
     return "\n".join(lines)
 
 
+def _seconds(trace: dict[str, Any]) -> float:
+    own = sum(float(s.get("duration_s") or 0) for s in trace.get("steps") or [])
+    return own + sum(_seconds(run) for run in trace.get("runs") or [])
+
+
+def paths(root: Path) -> str:
+    """The Markdown table of the voting runs' paths, per dataset, method and path kind."""
+    lines = [
+        "| dataset | method | path kind | paths | answered | requests / path "
+        "| completion tokens / request | seconds / path |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for dataset in sorted(p.name for p in root.iterdir() if p.is_dir()):
+        for method in ("self_consistency", "mix_sc"):
+            file = root / dataset / method / "results.jsonl"
+            if not file.is_file():
+                continue
+            kinds: dict[str, list[float]] = {}  # kind -> paths, answered, requests, tokens, s
+            for record in read_results(file)[1]:
+                trace = record["trace"]
+                vote = next(s for s in trace["steps"] if s["kind"] == "vote")
+                runs = trace.get("runs") or []
+                labels = vote["arguments"].get("kinds") or ["text"] * len(runs)
+                abstained = set(vote["arguments"].get("abstained") or [])
+                for number, (kind, run) in enumerate(zip(labels, runs, strict=True), 1):
+                    requests, tokens = _usage_sum(run)
+                    prompt = sum(int(s["usage"].get("prompt_tokens", 0)) for s in run["steps"])
+                    row = kinds.setdefault(kind, [0, 0, 0, 0, 0.0])
+                    row[0] += 1
+                    row[1] += number not in abstained
+                    row[2] += requests
+                    row[3] += tokens - prompt
+                    row[4] += _seconds(run)
+            for kind, (count, answered, requests, completion, seconds) in kinds.items():
+                lines.append(
+                    f"| {dataset} | {method} | {kind} | {count:.0f} | {answered:.0f} | "
+                    f"{requests / count:.1f} | {completion / max(requests, 1):.0f} | "
+                    f"{seconds / count:.1f} |"
+                )
+    return "\n".join(lines)
+
+
 def replay(root: Path, name: str) -> bool:
     """Run ``name``'s evals again offline from a copy of their caches; True when identical."""
     same = True
@@ -148,10 +193,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("root", type=Path)
     parser.add_argument("--replay", help="a method folder to replay offline")
+    parser.add_argument("--paths", action="store_true", help="where the voting runs' time goes")
     args = parser.parse_args()
     if args.replay:
         sys.exit(0 if replay(args.root, args.replay) else 1)
-    print(table(args.root))
+    print(paths(args.root) if args.paths else table(args.root))
 
 
 if __name__ == "__main__":
