@@ -6,8 +6,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tablereason.errors import ConfigurationError
 from tablereason.llm import ScriptedLLM
 from tablereason.methods.baselines import ProgramOfThought, TextToSQL
+from tablereason.methods.baselines.code_text import verdict_text
+from tablereason.prompts.render import render
 from tablereason.sandbox import PythonSandbox, RetrySettings
 from tablereason.table import Table
 
@@ -184,3 +187,67 @@ def test_program_of_thought_prompt_lists_the_columns_of_df() -> None:
     table = Table.from_records(['say "hi"', "Level\ncm"], [["a", "b"]])
     prompt = ProgramOfThought(ScriptedLLM(replies=[])).prompt(table, "q?")
     assert 'Columns of df: "say \\"hi\\"", "Level cm"\nQuestion: q?\n```python\n' in prompt
+
+
+def _demos(prompt: str) -> list[tuple[Table, str]]:
+    """The demo tables and programs of a Program-of-Thought prompt."""
+    found = []
+    for block in prompt.split("\n\nTable:\n")[1:]:
+        code = block.split("```python\n", 1)[1]
+        if not code.strip():  # the question's own block: its fence is still open
+            continue
+        lines = block.split("\n")
+        header = [c.strip() for c in lines[0].removeprefix("col : ").split(" | ")]
+        rows = [[c.strip() for c in line.split(" : ", 1)[1].split(" | ")]
+                for line in lines if line.startswith("row ")]  # fmt: skip
+        found.append((Table.from_records(header, rows), code.split("\n```", 1)[0]))
+    return found
+
+
+def test_program_of_thought_checks_a_tabfact_statement_and_answers_a_verdict(
+    box: PythonSandbox, table: Table
+) -> None:
+    llm = ScriptedLLM(replies=[
+        "ans = cars", 'ans = bool(df["Number of cars"].astype(int).max() > 14)',
+    ])  # fmt: skip
+    method = ProgramOfThought(llm, sandbox=box, task="tabfact")
+    assert method.config()["task"] == "tabfact"
+    prediction = method.run(table, "friday had more than 14 cars")
+    assert prediction.answer == "yes" and prediction.error is None
+    prompt = llm.requests[0].as_text()
+    assert "Statement: friday had more than 14 cars\n```python\n" in prompt
+    assert "True if the table supports the statement" in prompt and "Question:" not in prompt
+    # a value that is no verdict is kept as it is (the metric scores it wrong)
+    kept = ProgramOfThought(ScriptedLLM(replies=["ans = 12"]), sandbox=box, task="tabfact")
+    assert kept.run(table, "there were 12 cars").answer == "12"
+    open_question = ProgramOfThought(ScriptedLLM(replies=[])).prompt(table, "how many?")
+    assert open_question.count("Question:") == 4
+
+
+def test_program_of_thought_refuses_a_task_without_tables() -> None:
+    with pytest.raises(ConfigurationError, match="task 'hotpotqa' is not one of"):
+        ProgramOfThought(ScriptedLLM(replies=[]), task="hotpotqa")
+
+
+@pytest.mark.parametrize(("template", "expected"), [
+    ("baselines/program_of_thought_tabfact", [False, True, False]),
+    ("baselines/program_of_thought", ["Millbrook 27", "2007", 3]),
+])  # fmt: skip
+def test_every_program_of_thought_demo_runs_on_its_table_to_its_answer(
+    box: PythonSandbox, template: str, expected: list[object]
+) -> None:
+    blanks = dict.fromkeys(["regarding", "table", "columns", "question", "repair"], "")
+    if template == "baselines/program_of_thought":
+        blanks["kind"] = ""
+    prompt = render(template, **blanks)
+    demos = _demos(prompt)
+    assert len(demos) == len(expected)
+    for (demo, code), answer in zip(demos, expected, strict=True):
+        result = box.run(code, {"df": demo.to_pandas()})
+        assert result.error is None and result.value == answer, code
+
+
+@given(st.sampled_from([True, False, "True", "false", " YES ", "no", ["yes"], [False]]))
+def test_verdict_text_reads_every_spelling_of_a_verdict(value: object) -> None:
+    truthy = value in (True, "True", " YES ", ["yes"])
+    assert verdict_text(value) == ("yes" if truthy else "no")

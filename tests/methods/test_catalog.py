@@ -44,7 +44,7 @@ def test_every_registered_method_is_a_method() -> None:
 def test_the_task_and_data_folder_go_only_where_declared() -> None:
     declared = {n: (METHODS.get(n).takes_task, METHODS.get(n).takes_data_dir) for n in METHODS}
     assert declared == {
-        "chain_of_table": (True, False), "program_of_thought": (False, False),
+        "chain_of_table": (True, False), "program_of_thought": (True, False),
         "text_to_sql": (False, False), "rewoo": (True, True), "react": (True, True),
         "chameleon": (True, False), "chameleon_cot": (True, False),
         "chameleon_pot": (True, False), "self_consistency": (True, True), "mix_sc": (True, True),

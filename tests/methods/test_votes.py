@@ -67,6 +67,16 @@ def test_a_tie_goes_to_the_answer_with_more_textual_votes(picks: list[tuple[str,
         assert result.winner == picks[0][0] and result.rule == "tie: earliest vote"
 
 
+@given(st.lists(st.tuples(st.sampled_from(["yes", "No", "12", "cedar rapids", "maybe"]),
+                          st.sampled_from(["text", "code"])), min_size=1, max_size=10))  # fmt: skip
+def test_a_tabfact_answer_that_is_no_verdict_abstains(picks: list[tuple[str, str]]) -> None:
+    result = vote([Ballot(a, k) for a, k in picks], task="tabfact", prefer="text")
+    spoken = [i for i, (a, _) in enumerate(picks) if a.lower() in ("yes", "no")]
+    assert result.abstained == [i for i in range(len(picks)) if i not in spoken]
+    alone = vote([Ballot(*picks[i]) for i in spoken], task="tabfact", prefer="text")
+    assert (result.winner, result.counts, result.rule) == (alone.winner, alone.counts, alone.rule)
+
+
 def test_failed_and_empty_samples_abstain() -> None:
     result = vote([Ballot(None), Ballot(""), Ballot([" "]), Ballot("7")])
     assert result.winner == "7" and result.abstained == [0, 1, 2] and result.counts == [1]

@@ -55,6 +55,28 @@ def answer_text(value: Any) -> str | list[str]:
     return str(value)
 
 
+def verdict_text(value: Any) -> str | list[str]:
+    """A TabFact program's value as a verdict: ``yes`` for true, ``no`` for false.
+
+    Booleans, ``"True"``/``"False"``, ``"yes"``/``"no"`` (any case) and a one-item list
+    of them are read; any other value is the answer text as it is.
+
+    Example:
+        >>> verdict_text(True), verdict_text("false"), verdict_text(["Yes"]), verdict_text(3)
+        ('yes', 'no', 'yes', '3')
+    """
+    one = value[0] if isinstance(value, list) and len(value) == 1 else value
+    if isinstance(one, bool):
+        return "yes" if one else "no"
+    if isinstance(one, str):
+        word = one.strip().lower()
+        if word in ("true", "yes"):
+            return "yes"
+        if word in ("false", "no"):
+            return "no"
+    return answer_text(value)
+
+
 def question_text(question: str, unit: str | None, choices: list[str] | None) -> str:
     """The question as the prompts show it, with TabMWP's unit and choices."""
     text = question

@@ -15,6 +15,7 @@ from tablereason.methods.baselines.code_text import (
     code_column_names,
     one_line,
     question_text,
+    verdict_text,
 )
 from tablereason.methods.code_extraction import extract_python
 from tablereason.methods.constraints.tools import program_block
@@ -28,8 +29,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from tablereason.table.value import Table
 
 
+TASKS = ("tabfact", "tabmwp", "wikitq", None)
+"""The tasks a program is written for (None: any table and question, as WikiTQ's)."""
+
+
 class ProgramOfThought(TableMethod):
-    """Program-of-Thought over a table (TabMWP, WikiTQ), executed in the sandbox.
+    """Program-of-Thought over a table (TabMWP, WikiTQ, TabFact verdicts), run in the sandbox.
 
     A :class:`~tablereason.methods.base.TableMethod`: ``run(example)``, or
     ``run(table, question, unit=..., choices=..., title=...)``.
@@ -46,6 +51,10 @@ class ProgramOfThought(TableMethod):
         temperature: Sampling temperature of every request (``None``: each call's own).
         top_p: Nucleus sampling bound of every request.
         seed: Seed sent with sampled requests, so a sampled run replays exactly.
+        task: ``"tabfact"``: the question is a statement to check, the program sets
+            ``ans`` to True or False, and the answer is ``yes`` or ``no`` (any other value
+            is kept as it is, which the metric scores wrong); any other task (or None):
+            an open question.
 
     Example:
         >>> from tablereason.llm import ScriptedLLM
@@ -54,6 +63,7 @@ class ProgramOfThought(TableMethod):
     """
 
     name: ClassVar[str] = "program_of_thought"
+    takes_task: ClassVar[bool] = True
     takes_several_tables: ClassVar[bool] = True
 
     def __init__(
@@ -67,8 +77,15 @@ class ProgramOfThought(TableMethod):
         temperature: float | None = None,
         top_p: float = 1.0,
         seed: int | None = None,
+        task: str | None = None,
     ) -> None:
+        if task not in TASKS:
+            raise ConfigurationError(
+                f"program_of_thought answers over tables: task {task!r} is not one of "
+                f"{', '.join(t for t in TASKS if t)}"
+            )
         self.llm = llm
+        self.task = task
         self.sampling = Sampling.checked(temperature, top_p, seed)
         self.door = Door(llm, site="baselines", constrain=constrain, sampling=self.sampling)
         self.settings = settings or RetrySettings()
@@ -80,6 +97,7 @@ class ProgramOfThought(TableMethod):
         """Settings and a hash of every prompt template, for run configurations."""
         return {
             "method": self.name,
+            "task": self.task,
             "settings": {
                 "patience": self.settings.patience,
                 "feedback": self.settings.feedback,
@@ -125,6 +143,17 @@ class ProgramOfThought(TableMethod):
             if feedback
             else ""
         )
+        if self.task == "tabfact" and not isinstance(table, TableSet):
+            return render(
+                "baselines/program_of_thought_tabfact",
+                regarding=f" ({title})" if title else "",
+                table=table.to_pipe(max_rows=self.max_rows),
+                columns=", ".join(
+                    json.dumps(n, ensure_ascii=False) for n in code_column_names(table.columns)
+                ),
+                question=question,
+                repair=repair,
+            )
         if isinstance(table, TableSet):  # one DataFrame per table, named as the table
             return render(
                 "baselines/program_of_thought_tables", kind=kind,
@@ -213,7 +242,9 @@ class ProgramOfThought(TableMethod):
             if attempt.result is not None:
                 step.arguments["value"] = attempt.result.value
                 step.note = attempt.result.stdout or None
-        answer = answer_text(outcome.value)
+        answer = (
+            verdict_text(outcome.value) if self.task == "tabfact" else answer_text(outcome.value)
+        )
         trace.add(TraceStep(
             kind="answer", name="program_executor",
             arguments={"program": outcome.program, "verified": outcome.verified,

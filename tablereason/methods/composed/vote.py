@@ -5,7 +5,9 @@ values compared as the official evaluator compares a prediction with its target
 (:func:`~tablereason.metrics.wikitq.check_denotation`, both ways: the same values, in any
 order, numbers by value, strings by the official normalisation); TabFact verdicts are
 ``yes`` or ``no`` after the metric's own reading (case, ``true``/``false``). A sample
-that failed or gave an empty answer does not vote.
+that failed or gave an empty answer does not vote, nor does a TabFact answer that is
+neither verdict (a program's number or cell text): the metric scores it wrong whatever
+the gold verdict, so it can only be noise in the vote.
 
 The winner is the candidate with the most votes. A tie is broken by the ``prefer`` kind
 first (Mix-SC: the textual path's answer wins a tie, so a candidate with more votes of
@@ -94,6 +96,10 @@ def _spoken(answer: Answer | None) -> bool:
     return answer is not None and any(item.strip() for item in _items(answer))
 
 
+VERDICTS = ("yes", "no")
+"""The TabFact answers that vote (as :func:`verdict` reads them)."""
+
+
 def verdict(answer: Answer) -> str:
     """A TabFact answer as the metric reads it: lower-cased, ``true``/``false`` as yes/no.
 
@@ -133,6 +139,8 @@ def vote(
         'tie: earliest vote'
         >>> vote([Ballot(None), Ballot(" ")]).winner is None
         True
+        >>> vote([Ballot("12"), Ballot("no"), Ballot("TRUE")], task="tabfact").abstained
+        [0]
     """
     candidates: list[Candidate] = []
     abstained: list[int] = []
@@ -142,6 +150,9 @@ def vote(
             continue
         assert ballot.answer is not None
         key = _key(task, ballot.answer)
+        if task == "tabfact" and key not in VERDICTS:
+            abstained.append(number)
+            continue
         found = next((c for c in candidates if _same(task, c.key, key)), None)
         if found is None:
             found = Candidate(answer=ballot.answer, key=key)
