@@ -143,32 +143,23 @@ class ProgramOfThought(TableMethod):
             if feedback
             else ""
         )
-        if self.task == "tabfact" and not isinstance(table, TableSet):
-            return render(
-                "baselines/program_of_thought_tabfact",
-                regarding=f" ({title})" if title else "",
-                table=table.to_pipe(max_rows=self.max_rows),
-                columns=", ".join(
-                    json.dumps(n, ensure_ascii=False) for n in code_column_names(table.columns)
-                ),
-                question=question,
-                repair=repair,
-            )
         if isinstance(table, TableSet):  # one DataFrame per table, named as the table
             return render(
                 "baselines/program_of_thought_tables", kind=kind,
                 tables=table.describe(self.max_rows),
                 question=question_text(question, unit, choices), repair=repair,
             )  # fmt: skip
+        # a TabFact statement is checked: the program sets ans to True or False
+        verdict = self.task == "tabfact"
         return render(
-            "baselines/program_of_thought",
-            kind=kind,
+            "baselines/program_of_thought_tabfact" if verdict else "baselines/program_of_thought",
+            **({} if verdict else {"kind": kind}),
             regarding=f" ({title})" if title else "",
             table=table.to_pipe(max_rows=self.max_rows),
             columns=", ".join(
                 json.dumps(n, ensure_ascii=False) for n in code_column_names(table.columns)
             ),
-            question=question_text(question, unit, choices),
+            question=question if verdict else question_text(question, unit, choices),
             repair=repair,
         )
 
