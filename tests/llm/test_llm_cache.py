@@ -15,7 +15,9 @@ from support.fake_server import FakeOpenAIServer
 from tablereason.llm import (
     CachedLLM,
     CacheMissError,
+    ConstraintViolationError,
     OpenAIChat,
+    Regex,
     Request,
     ResponseStore,
     ScriptedLLM,
@@ -84,6 +86,41 @@ def test_unseeded_sampling_replays_in_order(tmp_path: Path) -> None:
     assert [replay.complete(req).text for _ in range(3)] == recorded
     with pytest.raises(CacheMissError):
         replay.complete(req)
+
+
+@pytest.mark.parametrize("seed", [None, 3])
+def test_a_reply_that_broke_its_constraint_replays_as_the_same_violation(
+    tmp_path: Path, seed: int | None
+) -> None:
+    path = tmp_path / "c.sqlite"
+    digit = Regex(pattern="[0-9]")
+    first = Request(prompt="a digit?", constraint=digit, temperature=0.7, seed=seed)
+    again = Request(prompt="a digit, please?", constraint=digit, temperature=0.7, seed=seed)
+    live = CachedLLM(ScriptedLLM(replies=["seven", "7"]), path)
+    with pytest.raises(ConstraintViolationError) as broken:
+        live.complete(first)
+    assert live.complete(again).text == "7"
+    replay = CachedLLM(ScriptedLLM(replies=[]), path, offline=True)
+    with pytest.raises(ConstraintViolationError) as replayed:  # not a cache miss
+        replay.complete(first)
+    assert replayed.value.completion.text == broken.value.completion.text == "seven"
+    assert replayed.value.completion.cached and replayed.value.constraint == digit
+    assert replay.complete(again).text == "7"
+
+
+async def _replayed_violation(path: Path) -> str:
+    request = Request(prompt="a digit?", constraint=Regex(pattern="[0-9]"))
+    with pytest.raises(ConstraintViolationError):
+        await CachedLLM(ScriptedLLM(replies=["seven"]), path).acomplete(request)
+    with pytest.raises(ConstraintViolationError) as replayed:
+        await CachedLLM(ScriptedLLM(replies=[]), path, offline=True).acomplete(request)
+    return replayed.value.completion.text
+
+
+def test_an_async_violation_is_recorded_and_replayed_too(tmp_path: Path) -> None:
+    import asyncio
+
+    assert asyncio.run(_replayed_violation(tmp_path / "c.sqlite")) == "seven"
 
 
 def test_offline_replay_of_a_recorded_run_is_identical(tmp_path: Path) -> None:

@@ -61,7 +61,7 @@ def test_it_is_not_retried_not_cached_and_counted(tmp_path: Path) -> None:
         llm.complete(request)
     assert len(scripted.requests) == 1  # no retry
     assert llm.complete(request).text == "Answer: no"  # the re-ask reached the model
-    assert len(scripted.requests) == 2  # the broken reply was not cached under the key
+    assert len(scripted.requests) == 2  # the broken reply is recorded, as its own entry
     total = tracker.total()
     assert (total.requests, total.malformed) == (2, 1)
     assert tracker.by_call_site()["demo/verdict"].malformed == 1
@@ -123,9 +123,15 @@ def test_trust_is_lost_only_for_a_reply_the_constraint_never_allowed(
     assert gate.stats().violations == 4 and gate.stats().sent == 3
 
 
-def test_a_violation_replays_as_a_miss_not_as_a_hit(tmp_path: Path) -> None:
+def test_a_violation_is_recorded_and_replays_as_the_same_violation(tmp_path: Path) -> None:
     path = tmp_path / "c.sqlite"
-    online = CachedLLM(ScriptedLLM(replies=["bad"]), path)
+    request = Request(prompt="q", constraint=OneOf(options=("good",)))
+    online = CachedLLM(ScriptedLLM(replies=["bad", "good"]), path)
     with pytest.raises(ConstraintViolationError):
-        online.complete(Request(prompt="q", constraint=OneOf(options=("good",))))
-    assert online.stats().entries == 0
+        online.complete(request)
+    assert online.complete(request).text == "good"  # the identical re-ask: the next entry
+    assert online.stats().entries == 2
+    offline = CachedLLM(ScriptedLLM(replies=[]), path, offline=True)
+    with pytest.raises(ConstraintViolationError, match="'bad'"):
+        offline.complete(request)
+    assert offline.complete(request).text == "good"

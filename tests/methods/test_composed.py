@@ -19,7 +19,14 @@ from support.noisy_votes import (
 
 from tablereason.datasets import Example
 from tablereason.errors import ConfigurationError
-from tablereason.llm import CachedLLM, Completion, Request, ScriptedLLM, UsageTracker
+from tablereason.llm import (
+    CachedLLM,
+    Capabilities,
+    Completion,
+    Request,
+    ScriptedLLM,
+    UsageTracker,
+)
 from tablereason.methods import build_method
 from tablereason.table import Table
 from tablereason.trace import Prediction, Trace
@@ -136,6 +143,50 @@ class Offline:
 
     def complete(self, request: Request) -> Completion:
         raise AssertionError(f"the replay asked the model: {request.call_site}")
+
+
+class Enforcing(ScriptedLLM):
+    """A scripted model that claims to enforce grammars (its replies are still checked)."""
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(constraints=frozenset({"grammar"}), after=True)
+
+
+def test_a_run_whose_replies_broke_their_grammar_replays_exactly(tmp_path: Path) -> None:
+    def reply(request: Request) -> str:
+        if "could not be read" in request.as_text():  # a re-ask after a broken reply
+            return ' "city" FROM t WHERE "city" = \'Rome\''
+        if request.call_site == "baselines/text_to_sql":
+            return "I would look at the table."  # breaks the SQL grammar: re-asked
+        return "<END>"
+
+    path = tmp_path / "cache.sqlite"
+    table = Table.from_records(["city"], [["Oslo"], ["Rome"]])
+
+    def run(llm: Any) -> dict[str, Any]:
+        method = build_method("mix_sc", llm, task="wikitq", k=2, workers=1,
+                              symbolic="text_to_sql")  # fmt: skip
+        return method.run(table, "which city?").trace.to_dict()
+
+    live = Enforcing(fn=reply)
+    live.model = "noisy"
+    recorded = run(CachedLLM(live, path))
+    replayed = run(CachedLLM(EnforcingOffline(), path, offline=True))  # type: ignore[arg-type]
+    steps = [s for r in recorded["runs"] for s in r["steps"]]
+    assert sum(s["violations"] for s in steps) >= 2  # both symbolic paths broke it once
+    strip = lambda t: [(r["answer"], r["usage"], [s["raw"] for s in r["steps"]])  # noqa: E731
+                       for r in t["runs"]]  # fmt: skip
+    assert strip(replayed) == strip(recorded)
+    assert replayed["steps"][-1]["arguments"] == recorded["steps"][-1]["arguments"]
+
+
+class EnforcingOffline(Offline):
+    """The replay's stand-in for :class:`Enforcing`: the same requests, never asked."""
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Enforcing(replies=[]).capabilities
 
 
 def test_a_recorded_k_sample_run_replays_exactly(tmp_path: Path) -> None:

@@ -37,7 +37,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from tablereason.llm.base import LLM, Completion, Request
-from tablereason.llm.errors import CacheMissError
+from tablereason.llm.constraints import describe, satisfies
+from tablereason.llm.errors import CacheMissError, ConstraintViolationError
 from tablereason.llm.wrappers.base import LLMWrapper
 from tablereason.llm.wrappers.cache_file import (
     CacheFileError,
@@ -108,7 +109,8 @@ def cache_key(backend: str, model: str, request: Request, occurrence: int = 0) -
         model: Model name.
         request: The request; ``call_site`` is not part of the key, nor any field added
             after the first recordings while it holds its default (:data:`KEYED_ALWAYS`).
-        occurrence: For sampling without a seed, which repetition of the request this is.
+        occurrence: Which repetition of the request this is: for sampling without a seed,
+            of every ask; otherwise, of the asks after a reply that broke its constraint.
 
     Returns:
         A hex SHA-256 digest.
@@ -300,7 +302,10 @@ class CachedLLM(LLMWrapper):
     k-th repetition replays the k-th recorded sample). In ``offline`` mode a miss raises
     :class:`~tablereason.llm.errors.CacheMissError` and the inner model is never
     called, so a recorded run replays exactly without a model. Hits come back with
-    ``cached=True`` and otherwise identical to the recorded completion.
+    ``cached=True`` and otherwise identical to the recorded completion. A reply that
+    broke its request's constraint is recorded as well, and a hit on it raises
+    :class:`~tablereason.llm.errors.ConstraintViolationError` again, as the backend did;
+    the same request asked again after it is the next entry (a re-ask reaches the model).
 
     Args:
         inner: The model to wrap (only its ``name`` and ``model`` are used offline).
@@ -325,16 +330,33 @@ class CachedLLM(LLMWrapper):
         self._misses = 0
         self._bad: set[str] = set()  # keys whose entry was unreadable (replaced when answered)
         self._seen: Counter[str] = Counter()
+        self._broken: Counter[str] = Counter()  # replies that broke their constraint, per request
 
     def key(self, request: Request) -> str:
-        """The cache key for ``request`` (counts unseeded sampling repetitions)."""
-        occurrence = 0
-        if request.temperature > 0 and request.seed is None:
-            base = cache_key(self.name, self.model, request)
-            with self._lock:
+        """The cache key for ``request`` (counts repetitions, see :meth:`_keys`)."""
+        return self._keys(request)[1]
+
+    def _keys(self, request: Request) -> tuple[str, str]:
+        """The request's own key and the key of this repetition of it.
+
+        An unseeded sampled request is keyed by how many times it was asked before; any
+        other by how many of its replies broke their constraint (an identical re-ask
+        after a broken reply is the next entry, so it reaches the model, and a replay
+        meets the broken reply first, then the re-ask's).
+        """
+        base = cache_key(self.name, self.model, request)
+        with self._lock:
+            if request.temperature > 0 and request.seed is None:
                 occurrence = self._seen[base]
                 self._seen[base] += 1
-        return cache_key(self.name, self.model, request, occurrence)
+            else:
+                occurrence = self._broken[base]
+        return base, cache_key(self.name, self.model, request, occurrence)
+
+    def _broke(self, base: str, request: Request) -> None:
+        if not (request.temperature > 0 and request.seed is None):  # those count every ask
+            with self._lock:
+                self._broken[base] += 1
 
     def _lookup(self, key: str, request: Request) -> Completion | None:
         raw = self.store.get(key)
@@ -387,22 +409,43 @@ class CachedLLM(LLMWrapper):
         )
 
     def complete(self, request: Request) -> Completion:
-        """Answer from the cache, or ask the model and record its answer."""
-        key = self.key(request)
-        hit = self._lookup(key, request)
-        if hit is not None:
-            return hit
-        completion = self.inner.complete(request)
+        """Answer from the cache, or ask the model and record its answer.
+
+        Raises:
+            ConstraintViolationError: The reply (recorded or new) breaks the request's
+                constraint; a new one is recorded first, so a replay raises it again.
+        """
+        base, key = self._keys(request)
+        try:
+            hit = self._lookup(key, request)
+            if hit is not None:
+                return _checked(request, hit)
+            try:
+                completion = self.inner.complete(request)
+            except ConstraintViolationError as error:
+                self._save(key, request, error.completion)
+                raise
+        except ConstraintViolationError:
+            self._broke(base, request)
+            raise
         self._save(key, request, completion)
         return completion
 
     async def acomplete(self, request: Request) -> Completion:
         """Async twin of :meth:`complete`."""
-        key = self.key(request)
-        hit = self._lookup(key, request)
-        if hit is not None:
-            return hit
-        completion = await self.inner.acomplete(request)
+        base, key = self._keys(request)
+        try:
+            hit = self._lookup(key, request)
+            if hit is not None:
+                return _checked(request, hit)
+            try:
+                completion = await self.inner.acomplete(request)
+            except ConstraintViolationError as error:
+                await asyncio.to_thread(self._save, key, request, error.completion)
+                raise
+        except ConstraintViolationError:
+            self._broke(base, request)
+            raise
         await asyncio.to_thread(self._save, key, request, completion)
         return completion
 
@@ -417,3 +460,25 @@ class CachedLLM(LLMWrapper):
             bytes=self.store.size_bytes(),
             bad=bad,
         )
+
+
+def _checked(request: Request, hit: Completion) -> Completion:
+    """A recorded reply, raised as the backend raised it when it breaks the constraint.
+
+    Every backend checks a constrained reply after the call and raises
+    :class:`ConstraintViolationError` for one that breaks it; the cache records that
+    reply too, and checks it again here, so a replay takes the path the run took (the
+    caller's re-ask) instead of missing the entry.
+    """
+    constraint = request.constraint
+    if constraint is None:
+        return hit
+    broken = [i for i, c in enumerate(hit.choices) if not satisfies(constraint, c.text)]
+    if not broken:
+        return hit
+    raise ConstraintViolationError(
+        f"{hit.backend or 'model'} (recorded): reply {broken[0]} breaks its constraint "
+        f"({describe(constraint)}): {hit.choices[broken[0]].text[:200]!r}",
+        completion=hit,
+        constraint=constraint,
+    )
