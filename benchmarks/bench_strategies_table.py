@@ -119,9 +119,10 @@ def table(root: Path) -> str:
     return "\n".join(lines)
 
 
-def _seconds(trace: dict[str, Any]) -> float:
-    own = sum(float(s.get("duration_s") or 0) for s in trace.get("steps") or [])
-    return own + sum(_seconds(run) for run in trace.get("runs") or [])
+def _total(trace: dict[str, Any], field: str) -> float:
+    """A step field (``duration_s``) or usage field summed over a trace and its sub-runs."""
+    own = sum(float(s.get(field) or s["usage"].get(field) or 0) for s in trace.get("steps") or [])
+    return own + sum(_total(run, field) for run in trace.get("runs") or [])
 
 
 def paths(root: Path) -> str:
@@ -144,14 +145,12 @@ def paths(root: Path) -> str:
                 labels = vote["arguments"].get("kinds") or ["text"] * len(runs)
                 abstained = set(vote["arguments"].get("abstained") or [])
                 for number, (kind, run) in enumerate(zip(labels, runs, strict=True), 1):
-                    requests, tokens = _usage_sum(run)
-                    prompt = sum(int(s["usage"].get("prompt_tokens", 0)) for s in run["steps"])
                     row = kinds.setdefault(kind, [0, 0, 0, 0, 0.0])
                     row[0] += 1
                     row[1] += number not in abstained
-                    row[2] += requests
-                    row[3] += tokens - prompt
-                    row[4] += _seconds(run)
+                    row[2] += _usage_sum(run)[0]
+                    row[3] += _total(run, "completion_tokens")
+                    row[4] += _total(run, "duration_s")
             for kind, (count, answered, requests, completion, seconds) in kinds.items():
                 lines.append(
                     f"| {dataset} | {method} | {kind} | {count:.0f} | {answered:.0f} | "

@@ -32,6 +32,7 @@ import sqlite3
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -353,10 +354,16 @@ class CachedLLM(LLMWrapper):
                 occurrence = self._broken[base]
         return base, cache_key(self.name, self.model, request, occurrence)
 
-    def _broke(self, base: str, request: Request) -> None:
-        if not (request.temperature > 0 and request.seed is None):  # those count every ask
-            with self._lock:
-                self._broken[base] += 1
+    @contextlib.contextmanager
+    def _counting_broken(self, base: str, request: Request) -> Iterator[None]:
+        """Count a broken reply (recorded or new) to ``request``: its re-ask is the next entry."""
+        try:
+            yield
+        except ConstraintViolationError:
+            if not (request.temperature > 0 and request.seed is None):  # those count every ask
+                with self._lock:
+                    self._broken[base] += 1
+            raise
 
     def _lookup(self, key: str, request: Request) -> Completion | None:
         raw = self.store.get(key)
@@ -416,7 +423,7 @@ class CachedLLM(LLMWrapper):
                 constraint; a new one is recorded first, so a replay raises it again.
         """
         base, key = self._keys(request)
-        try:
+        with self._counting_broken(base, request):
             hit = self._lookup(key, request)
             if hit is not None:
                 return _checked(request, hit)
@@ -425,16 +432,13 @@ class CachedLLM(LLMWrapper):
             except ConstraintViolationError as error:
                 self._save(key, request, error.completion)
                 raise
-        except ConstraintViolationError:
-            self._broke(base, request)
-            raise
         self._save(key, request, completion)
         return completion
 
     async def acomplete(self, request: Request) -> Completion:
         """Async twin of :meth:`complete`."""
         base, key = self._keys(request)
-        try:
+        with self._counting_broken(base, request):
             hit = self._lookup(key, request)
             if hit is not None:
                 return _checked(request, hit)
@@ -443,9 +447,6 @@ class CachedLLM(LLMWrapper):
             except ConstraintViolationError as error:
                 await asyncio.to_thread(self._save, key, request, error.completion)
                 raise
-        except ConstraintViolationError:
-            self._broke(base, request)
-            raise
         await asyncio.to_thread(self._save, key, request, completion)
         return completion
 
